@@ -1,0 +1,177 @@
+"""The `grade` command.
+
+Students: `grade list`, `grade ex03`, `grade all`, `grade hint ex03`.
+Instructors and CI: `grade all --reference`, `grade check`, `grade all --submission DIR
+--format json --out FILE`. Exit codes: 0 every check passed, 1 a check failed, 2 a usage
+error (unknown exercise, missing folder, bad course.toml) with a clear message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from grader.course import Course, CourseError, load_course
+from grader.messages import say
+
+EXERCISE_ID = re.compile(r"^ex\d\d$")
+
+
+def default_lang() -> str:
+    """--lang wins; then GRADE_LANG; then an English locale gives English; else Chinese."""
+    explicit = os.environ.get("GRADE_LANG")
+    if explicit in ("zh", "en"):
+        return explicit
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "en" if value.lower().startswith("en") else "zh"
+    return "zh"
+
+
+class CourseContext:
+    """Shared state for the commands: the course, loaded once, and the chosen language."""
+
+    def __init__(self, course_path: Path | None, lang: str | None):
+        self._course_path = course_path
+        self._course: Course | None = None
+        self.lang = lang or default_lang()
+
+    @property
+    def course(self) -> Course:
+        if self._course is None:
+            try:
+                self._course = load_course(self._course_path)
+            except CourseError as err:
+                raise click.UsageError(str(err)) from None
+        return self._course
+
+
+class GradeGroup(click.Group):
+    """A click group where `grade ex03` and `grade all` are commands made from course.toml."""
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is not None:
+            return command
+        if EXERCISE_ID.match(name) or name == "all":
+            return make_grade_command(name)
+        return None
+
+    def list_commands(self, ctx):
+        return sorted(super().list_commands(ctx)) + ["all", "exNN"]
+
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else None
+        if name and EXERCISE_ID.match(name):
+            return name, make_grade_command(name), args[1:]
+        return super().resolve_command(ctx, args)
+
+
+def grading_options(func):
+    options = [
+        click.option("--submission", "submission", type=click.Path(path_type=Path), default=None,
+                     help="提交目录 / submission folder (default ./exercises)"),
+        click.option("--reference", is_flag=True, help="评分参考答案 / grade the reference solutions"),
+        click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "gradescope", "github"]),
+                     default="text", show_default=True),
+        click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="写入文件 / write to FILE"),
+        click.option("--color/--no-color", default=None, help="彩色输出 / colored text"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def make_grade_command(name: str) -> click.Command:
+    @click.command(name=name, help=f"评分 {name} / grade {name}" if name != "all" else "评分全部练习 / grade every exercise")
+    @grading_options
+    @click.pass_obj
+    def command(obj: CourseContext, submission, reference, fmt, out, color):
+        from grader.grading import grade_command
+
+        course = obj.course
+        if name == "all":
+            ids = [e.id for e in course.exercises]
+        else:
+            try:
+                ids = [course.exercise(name).id]
+            except CourseError:
+                raise click.UsageError(say("unknown_exercise", obj.lang, id=name,
+                                           known=", ".join(e.id for e in course.exercises))) from None
+        code = grade_command(course, ids, submission=submission, reference=reference, fmt=fmt, out=out,
+                             color=color, lang=obj.lang)
+        sys.exit(code)
+
+    return command
+
+
+@click.group(cls=GradeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--lang", type=click.Choice(["zh", "en"]), default=None, help="语言 / language (default: locale)")
+@click.option("--course", "course_path", type=click.Path(path_type=Path), default=None, envvar="GRADE_COURSE",
+              help="course.toml (default: the kit's own)")
+@click.pass_context
+def main(ctx, lang, course_path):
+    """从零构建 GPT：练习评分工具 / grader for the build-a-GPT course.
+
+    \b
+    学生 / students:    grade list | grade ex03 | grade all | grade hint ex03
+    教师 / instructors: grade all --reference | grade check
+    """
+    ctx.obj = CourseContext(course_path, lang)
+
+
+@main.command("list")
+@click.pass_obj
+def list_command(obj: CourseContext):
+    """列出练习 / list the exercises."""
+    from grader.report import pad
+
+    course = obj.course
+    for assignment in course.assignments:
+        click.echo(f"[{assignment.id}] {assignment.title(obj.lang)}")
+        for ex in course.of_assignment(assignment.id):
+            click.echo(f"  {ex.id}  {pad(ex.title(obj.lang), 44)}{pad(ex.section, 22)}{ex.points:>3}")
+
+
+@main.command("hint")
+@click.argument("exercise_id")
+@click.option("--level", type=int, default=None, help="第几级提示 / which level (default: the next one)")
+@click.pass_obj
+def hint_command(obj: CourseContext, exercise_id, level):
+    """显示下一级提示 / show the exercise's next hint."""
+    from grader.hints import next_hint
+
+    course = obj.course
+    try:
+        ex = course.exercise(exercise_id)
+    except CourseError:
+        raise click.UsageError(say("unknown_exercise", obj.lang, id=exercise_id,
+                                   known=", ".join(e.id for e in course.exercises))) from None
+    click.echo(next_hint(ex, obj.lang, level=level, state_dir=Path.cwd()))
+
+
+@main.command("check")
+@click.option("--only", "only", multiple=True, help="只检查这些练习 / only these exercises")
+@click.pass_obj
+def check_command(obj: CourseContext, only):
+    """自检：存根全部失败、参考全部通过、错误都被识别 / the kit's self-test."""
+    from grader.selfcheck import run_selfcheck
+
+    sys.exit(run_selfcheck(obj.course, obj.lang, only=list(only) or None))
+
+
+def _register_optional_commands() -> None:
+    """Commands that live in their own modules (registered without importing them eagerly)."""
+    try:
+        from grader.datasets_cli import data  # noqa: WPS433
+    except ImportError:
+        return
+    main.add_command(data, "data")
+
+
+_register_optional_commands()

@@ -1,0 +1,96 @@
+"""`grade exNN` / `grade all`: from options to an exit code.
+
+The zygote is forked first, before torch, the reference solutions or the checks are loaded
+here, so workers forked from it hold none of them; torch loads in both processes at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from grader.course import Course
+from grader.messages import say
+
+
+def start_zygote():
+    from grader.sandbox import Zygote
+
+    return Zygote().start()
+
+
+def corpus_provider(course: Course):
+    """A function giving the corpus path, resolved once, on first use by a check."""
+    cached: dict[str, str] = {}
+
+    def corpus() -> str:
+        if "path" not in cached:
+            from grader import datasets
+            from grader.judge import CheckFailed, Finding
+
+            try:
+                data_dir = course.root / course.data_dir if course.data_dir else None
+                cached["path"] = str(datasets.resolve("tinyshakespeare", data_dir=data_dir))
+            except datasets.DataError as err:
+                raise CheckFailed(Finding("data", "tiny Shakespeare", zh=err.zh, en=err.en)) from None
+        return cached["path"]
+
+    return corpus
+
+
+def references_for(course: Course):
+    """Live references from solutions/, or the answers recorded in a student release."""
+    if course.solutions_dir.is_dir():
+        from grader.runner import LiveReferences
+
+        return LiveReferences(course), False
+    from grader.recorded import RecordedReferences
+
+    return RecordedReferences(course), True
+
+
+def grade_command(course: Course, ids: list[str], *, submission: Path | None, reference: bool, fmt: str,
+                  out: Path | None, color: bool | None, lang: str) -> int:
+    if reference:
+        if not course.solutions_dir.is_dir():
+            raise click.UsageError(say("no_reference", lang))
+        folder = course.solutions_dir
+    else:
+        folder = Path(submission) if submission else Path.cwd() / "exercises"
+    if not folder.is_dir():
+        raise click.UsageError(say("missing_folder", lang, path=folder))
+    zygote = start_zygote()
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+        from grader.runner import GradingSession, run_checks
+
+        references, recorded = references_for(course)
+        session = GradingSession(course, ids, submission=folder.resolve(), zygote=zygote, references=references,
+                                 lang=lang, corpus=corpus_provider(course), public_only=recorded)
+        results = run_checks(session)
+    finally:
+        zygote.close()
+    text = render(results, fmt, lang, color=(sys.stdout.isatty() if color is None and out is None else bool(color)),
+                  hidden_note=recorded)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
+    else:
+        click.echo(text)
+    failed = any(not c.passed and not c.manual for r in results for c in r.checks)
+    return 1 if failed or not any(r.checks for r in results) else 0
+
+
+def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bool = False) -> str:
+    from grader import report
+
+    if fmt == "json":
+        return report.render_json(results, lang)
+    if fmt == "text":
+        return report.render_text(results, lang, color=color, hidden_note=hidden_note)
+    from grader import ci_formats
+
+    return ci_formats.render(fmt, results, lang)

@@ -1,0 +1,1 @@
+"""Known mistakes, one module per exercise (see grader.diagnose)."""

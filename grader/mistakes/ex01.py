@@ -1,0 +1,173 @@
+"""ex01 训练窗口的已知错误 / known mistakes of the training windows."""
+
+from grader.diagnose import Mistake
+
+_SECTION = "5.2、5.7 练习 1"
+
+
+def _make_windows_drop_last(tokens, block_size, stride=1):
+    """条件写成 <：最后一个完整窗口被丢掉 / `<` instead of `<=`: the last window is lost."""
+    if block_size < 1 or stride < 1:
+        raise ValueError("block_size and stride must be >= 1")
+    out = []
+    i = 0
+    while i + block_size + 1 < len(tokens):
+        out.append((tokens[i:i + block_size], tokens[i + 1:i + block_size + 1]))
+        i += stride
+    return out
+
+
+def _count_targets_drop_last(n_tokens, block_size, stride=1):
+    if block_size < 1 or stride < 1:
+        raise ValueError("block_size and stride must be >= 1")
+    if n_tokens < block_size + 2:
+        return 0
+    return ((n_tokens - block_size - 2) // stride + 1) * block_size
+
+
+def _make_windows_one_too_many(tokens, block_size, stride=1):
+    """条件少了 +1：多出一个 y 不完整（越界）的窗口 / one window too many, its y runs out."""
+    if block_size < 1 or stride < 1:
+        raise ValueError("block_size and stride must be >= 1")
+    out = []
+    i = 0
+    while i + block_size <= len(tokens):
+        out.append((tokens[i:i + block_size], tokens[i + 1:i + block_size + 1]))
+        i += stride
+    return out
+
+
+def _count_targets_one_too_many(n_tokens, block_size, stride=1):
+    if block_size < 1 or stride < 1:
+        raise ValueError("block_size and stride must be >= 1")
+    if n_tokens < block_size:
+        return 0
+    return ((n_tokens - block_size) // stride + 1) * block_size
+
+
+def _shift_pairs_not_shifted(tokens):
+    if len(tokens) < 2:
+        raise ValueError("needs at least 2 tokens")
+    return tokens[:-1], tokens[:-1]
+
+
+def _make_windows_not_shifted(tokens, block_size, stride=1):
+    """y 与 x 相同 / y == x."""
+    if block_size < 1 or stride < 1:
+        raise ValueError("block_size and stride must be >= 1")
+    out = []
+    i = 0
+    while i + block_size + 1 <= len(tokens):
+        out.append((tokens[i:i + block_size], tokens[i:i + block_size]))
+        i += stride
+    return out
+
+
+def _shift_pairs_wrong_way(tokens):
+    if len(tokens) < 2:
+        raise ValueError("needs at least 2 tokens")
+    return tokens[1:], tokens[:-1]
+
+
+def _make_windows_wrong_way(tokens, block_size, stride=1):
+    """x 和 y 对调：拿后一个 token 去预测前一个 / shifted the wrong way (x and y swapped)."""
+    if block_size < 1 or stride < 1:
+        raise ValueError("block_size and stride must be >= 1")
+    out = []
+    i = 0
+    while i + block_size + 1 <= len(tokens):
+        out.append((tokens[i + 1:i + block_size + 1], tokens[i:i + block_size]))
+        i += stride
+    return out
+
+
+def _make_windows_stride_ignored(tokens, block_size, stride=1):
+    """stride 被忽略，总是每次前进 1 / stride ignored, always step 1."""
+    if block_size < 1 or stride < 1:
+        raise ValueError("block_size and stride must be >= 1")
+    out = []
+    i = 0
+    while i + block_size + 1 <= len(tokens):
+        out.append((tokens[i:i + block_size], tokens[i + 1:i + block_size + 1]))
+        i += 1
+    return out
+
+
+def _count_targets_stride_ignored(n_tokens, block_size, stride=1):
+    if block_size < 1 or stride < 1:
+        raise ValueError("block_size and stride must be >= 1")
+    if n_tokens < block_size + 1:
+        return 0
+    return (n_tokens - block_size) * block_size
+
+
+def _count_targets_windows_only(n_tokens, block_size, stride=1):
+    """数了窗口个数，忘了乘 block_size / counted windows, not targets."""
+    if block_size < 1 or stride < 1:
+        raise ValueError("block_size and stride must be >= 1")
+    if n_tokens < block_size + 1:
+        return 0
+    return (n_tokens - block_size - 1) // stride + 1
+
+
+MISTAKES = [
+    Mistake(
+        id="off_by_one_drop_last",
+        section=_SECTION,
+        zh="差一错误：最后一个完整窗口被丢掉了。条件应是 i + block_size + 1 <= len(tokens)"
+        "（含等号）：[12, 9, 31, 7, 5] 切长度 3 的窗口有两个（见 5.7 练习 1）",
+        en="Off by one: the last full window is dropped. The condition is "
+        "i + block_size + 1 <= len(tokens) (with the equals sign): [12, 9, 31, 7, 5] gives "
+        "two windows of length 3 (5.7 exercise 1)",
+        overrides={"make_windows": _make_windows_drop_last, "count_targets": _count_targets_drop_last},
+        hint=2,
+    ),
+    Mistake(
+        id="off_by_one_extra_window",
+        section=_SECTION,
+        zh="差一错误：多出一个窗口，它的 y 越过了文本末尾（比 x 短）。窗口需要 block_size + 1 个 token："
+        "x 取前 block_size 个，y 再往后错一位（见 5.2）",
+        en="Off by one: one window too many, whose y runs past the end (shorter than x). A window "
+        "needs block_size + 1 tokens: x takes block_size, y is one further (5.2)",
+        overrides={"make_windows": _make_windows_one_too_many, "count_targets": _count_targets_one_too_many},
+        hint=2,
+    ),
+    Mistake(
+        id="target_not_shifted",
+        section="5.2",
+        zh="目标没有右移：y 和 x 一模一样，模型只要抄输入就能「答对」。target 是 input 右移一位"
+        "（见 5.2：input [12, 9, 31, 7] → target [9, 31, 7, 5]）",
+        en="The target is not shifted: y equals x, so copying the input would \"answer\". The target "
+        "is the input shifted by one (5.2: input [12, 9, 31, 7] → target [9, 31, 7, 5])",
+        overrides={"shift_pairs": _shift_pairs_not_shifted, "make_windows": _make_windows_not_shifted},
+        hint=1,
+    ),
+    Mistake(
+        id="shifted_wrong_way",
+        section="5.2",
+        zh="方向反了：x 和 y 对调，成了用后一个 token 预测前一个。模型在每个位置预测「右移一位」的 token"
+        "（见 5.2）",
+        en="Shifted the wrong way: x and y are swapped, predicting each token from the next one. "
+        "The model predicts the token one to the right (5.2)",
+        overrides={"shift_pairs": _shift_pairs_wrong_way, "make_windows": _make_windows_wrong_way},
+        hint=1,
+    ),
+    Mistake(
+        id="stride_ignored",
+        section=_SECTION,
+        zh="stride 被忽略了：窗口起点应该是 0, stride, 2*stride, …，而不是每次前进 1",
+        en="stride is ignored: windows start at 0, stride, 2*stride, …, not at every position",
+        overrides={"make_windows": _make_windows_stride_ignored, "count_targets": _count_targets_stride_ignored},
+        hint=3,
+    ),
+    Mistake(
+        id="counted_windows_not_targets",
+        section="5.2",
+        zh="count_targets 数的是窗口个数，不是目标个数：每个窗口有 block_size 个目标"
+        "（见 5.2：长度为 T 的序列能同时产生约 T 个训练目标）",
+        en="count_targets counts windows, not targets: each window holds block_size targets "
+        "(5.2: a sequence of length T yields about T training targets)",
+        overrides={"count_targets": _count_targets_windows_only},
+        hint=3,
+    ),
+]

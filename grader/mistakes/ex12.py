@@ -1,0 +1,93 @@
+"""ex12 train_bigram 的已知错误 / known mistakes of train_bigram.
+
+Each override is the reference loop with one thing changed. `get_batch`,
+`BigramLanguageModel` and `estimate_loss` are looked up in the module the probe runs (the
+probe rebinds an override's globals to the variant module, where these names are the
+instrumented / correct pieces it swapped in); the imports below only make the functions
+usable on their own.
+"""
+
+from grader.diagnose import Mistake
+from grader.probes._pieces import BigramLanguageModel, estimate_loss, get_batch  # noqa: F401
+
+SECTION = "bigram 一课「2.49 这条基线」与「优化器：第一次用现成的」"
+
+
+def _loop(train_data, val_data, vocab_size, max_iters, eval_interval, eval_iters, learning_rate,
+          batch_size, block_size, seed, *, zero_grad=True, est_iters=None, eval_before=False):
+    import torch
+
+    torch.manual_seed(seed)
+    model = BigramLanguageModel(vocab_size)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
+    splits = {"train": train_data, "val": val_data}
+    history = []
+    for it in range(max_iters):
+        if it % eval_interval == 0 or it == max_iters - 1:
+            if eval_before:
+                model.eval()  # 自己切到 eval，却没切回来 / switched to eval, never back
+            losses = estimate_loss(model, splits, block_size, batch_size,
+                                   eval_iters if est_iters is None else est_iters)
+            history.append({"step": it, "train": losses["train"], "val": losses["val"]})
+        xb, yb = get_batch(train_data, block_size, batch_size)
+        logits, loss = model(xb, yb)
+        if zero_grad:
+            optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    return model, history
+
+
+def _no_zero_grad(train_data, val_data, vocab_size, max_iters=3000, eval_interval=300,
+                  eval_iters=200, learning_rate=1e-2, batch_size=32, block_size=8, seed=1337):
+    return _loop(train_data, val_data, vocab_size, max_iters, eval_interval, eval_iters,
+                 learning_rate, batch_size, block_size, seed, zero_grad=False)
+
+
+def _lr_1e3(train_data, val_data, vocab_size, max_iters=3000, eval_interval=300,
+            eval_iters=200, learning_rate=1e-3, batch_size=32, block_size=8, seed=1337):
+    return _loop(train_data, val_data, vocab_size, max_iters, eval_interval, eval_iters,
+                 learning_rate, batch_size, block_size, seed)
+
+
+def _one_batch_eval(train_data, val_data, vocab_size, max_iters=3000, eval_interval=300,
+                    eval_iters=200, learning_rate=1e-2, batch_size=32, block_size=8, seed=1337):
+    return _loop(train_data, val_data, vocab_size, max_iters, eval_interval, eval_iters,
+                 learning_rate, batch_size, block_size, seed, est_iters=1)
+
+
+def _left_in_eval(train_data, val_data, vocab_size, max_iters=3000, eval_interval=300,
+                  eval_iters=200, learning_rate=1e-2, batch_size=32, block_size=8, seed=1337):
+    return _loop(train_data, val_data, vocab_size, max_iters, eval_interval, eval_iters,
+                 learning_rate, batch_size, block_size, seed, eval_before=True)
+
+
+MISTAKES = [
+    Mistake(
+        id="no_zero_grad", section=SECTION,
+        zh="漏了 optimizer.zero_grad()：PyTorch 的梯度是累加的，每一步的梯度都叠在之前的上面"
+           "（见 bigram 一课「优化器：第一次用现成的」：zero_grad() 不能漏）",
+        en="optimizer.zero_grad() is missing: PyTorch accumulates gradients, so every step adds to "
+           "the old ones (bigram lesson, \"the optimizer\": zero_grad() must not be left out)",
+        overrides={"train_bigram": _no_zero_grad}, hint=2),
+    Mistake(
+        id="lr_1e3", section=SECTION,
+        zh="学习率用了 1e-3：同样 3000 步练不够，第 2700 步 val 还在 2.88；课文那张表来自脚本里的 1e-2"
+           "（见 bigram 一课「优化器：第一次用现成的」与练习说明）",
+        en="The learning rate is 1e-3: 3000 steps are not enough (val is still 2.88 at step 2700); the "
+           "lesson's table comes from the script's 1e-2 (bigram lesson, \"the optimizer\")",
+        overrides={"train_bigram": _lr_1e3}, hint=1),
+    Mistake(
+        id="one_batch_eval", section=SECTION,
+        zh="评估只用了一个 batch，没有对 eval_iters 个 batch 取平均（见 bigram 一课「2.49 这条基线」：取 200 个 batch 平均）",
+        en="The estimate uses one batch instead of the mean of eval_iters batches "
+           "(bigram lesson, \"the 2.49 baseline\": the mean of 200 batches)",
+        overrides={"train_bigram": _one_batch_eval}, hint=2),
+    Mistake(
+        id="left_in_eval", section=SECTION,
+        zh="估计完 loss 之后模型停在 eval 模式里继续训练：评估后要回到 train 模式"
+           "（见 bigram 一课「2.49 这条基线」：model.eval() … model.train()，后面加了 Dropout 就出错）",
+        en="After an estimate the model keeps training in eval mode: it must be back in train mode "
+           "(bigram lesson, \"the 2.49 baseline\": model.eval() … model.train(); wrong once Dropout is added)",
+        overrides={"train_bigram": _left_in_eval}, hint=3),
+]

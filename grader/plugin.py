@@ -1,0 +1,113 @@
+"""The pytest plugin that runs the checks for the grader.
+
+It provides the fixtures checks ask for (`student`, `reference`, `corpus_path`), keeps
+only the selected checks, and turns each test's outcome into a `CheckResult`. pytest runs
+the checks; this plugin only listens.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from grader.judge import CheckFailed, Finding, StudentView
+from grader.results import CheckResult, title_from_doc
+
+MARKERS = (
+    "exercise(id): the exercise a check module belongs to",
+    "points(n): the points of a check",
+    "public: a check whose inputs students may see",
+    "manual: graded by hand (no points from the grader)",
+    "timeout_s(seconds): the check's own time limit",
+)
+
+
+def exercise_of(item) -> str:
+    marker = item.get_closest_marker("exercise")
+    if marker:
+        return marker.args[0]
+    return item.module.__name__.split("_")[1]  # test_ex03_param_budget -> ex03
+
+
+def points_of(item) -> int:
+    marker = item.get_closest_marker("points")
+    return int(marker.args[0]) if marker else 0
+
+
+class GradingPlugin:
+    def __init__(self, session):
+        self.session = session
+        self.results: dict[str, list[CheckResult]] = {}
+        self.collection_errors: list[str] = []
+        self._views: dict[str, StudentView] = {}
+        self._started: dict[str, float] = {}
+
+    def pytest_configure(self, config):
+        for line in MARKERS:
+            config.addinivalue_line("markers", line)
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: {report.longreprtext[-2000:]}")
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        chosen = [i for i in items if self.session.wants(exercise_of(i), i.name, i.get_closest_marker("public") is not None)]
+        order = {ex_id: n for n, ex_id in enumerate(self.session.exercise_ids)}
+        chosen.sort(key=lambda i: order.get(exercise_of(i), 999))  # stable: file order within
+        config.hook.pytest_deselected(items=[i for i in items if i not in chosen])
+        items[:] = chosen
+
+    @pytest.fixture
+    def student(self, request):
+        item = request.node
+        exercise_id = exercise_of(item)
+        marker = item.get_closest_marker("timeout_s")
+        timeout = float(marker.args[0]) if marker else self.session.timeout_of(exercise_id)
+        view = StudentView(self.session.student(exercise_id), timeout)
+        self._views[item.nodeid] = view
+        return view
+
+    @pytest.fixture
+    def reference(self, request):
+        return self.session.reference(exercise_of(request.node))
+
+    @pytest.fixture
+    def corpus_path(self):
+        return self.session.corpus_path()
+
+    @pytest.fixture
+    def lang(self):
+        return self.session.lang
+
+    def pytest_runtest_setup(self, item):
+        self._started[item.nodeid] = time.monotonic()
+        self.session.progress("start", item)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and report.failed):
+            self._record(item, call, report)
+
+    def _record(self, item, call, report) -> None:
+        finding = None
+        if report.failed:
+            err = call.excinfo.value if call.excinfo else None
+            if isinstance(err, CheckFailed):
+                finding = err.finding
+            else:
+                where = "fixture" if report.when == "setup" else "check"
+                text = report.longreprtext.strip().splitlines()[-1:] if report.longreprtext else [repr(err)]
+                finding = Finding("grader_error", item.name,
+                                  zh=f"评分程序出错（{where}）：{text[0]}", en=f"grader error ({where}): {text[0]}",
+                                  traceback=report.longreprtext[-3000:])
+        view = self._views.pop(item.nodeid, None)
+        result = CheckResult(
+            exercise=exercise_of(item), name=item.name, title=title_from_doc(item.function.__doc__, item.name),
+            max_points=points_of(item), passed=report.passed, public=item.get_closest_marker("public") is not None,
+            manual=item.get_closest_marker("manual") is not None, finding=finding,
+            shown=list(view.shown) if view else [], seconds=time.monotonic() - self._started.get(item.nodeid, time.monotonic()))
+        self.results.setdefault(result.exercise, []).append(result)
+        self.session.progress("done", item, result)

@@ -1,0 +1,138 @@
+"""Render grading results: text for people (zh/en), json for programs.
+
+The text report is one line per check: pass or fail, the check's name, expected against
+got (shapes first for tensors), and under a failure why, the known mistake it matches and
+the section to reread, the student's own traceback frames and printed output.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+from grader.messages import say
+from grader.results import CheckResult, ExerciseResult
+
+NAME_WIDTH = 34
+VALUE_WIDTH = 22
+
+
+def width(text: str) -> int:
+    """Display width: CJK characters take two columns in a terminal."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, n: int) -> str:
+    return text + " " * max(1, n - width(text))
+
+
+def check_message(check: CheckResult, lang: str) -> str:
+    """One paragraph saying why a check failed (empty when it passed)."""
+    f = check.finding
+    if check.manual:
+        return say("manual_pending" if check.passed else "manual_missing", lang)
+    if check.passed or f is None:
+        return ""
+    parts = []
+    if f.expected is not None or f.got is not None:
+        parts.append(f"{say('expected', lang)} {f.expected}, {say('got', lang)} {f.got}")
+    reason = f.en if lang == "en" else f.zh
+    if reason:
+        parts.append(reason)
+    if f.diagnosis:
+        d = f.diagnosis
+        parts.append(f"{say('diagnosis', lang)}: {d['en'] if lang == 'en' else d['zh']} ({say('reread', lang, section=d['section'])})")
+    return "; ".join(parts)
+
+
+def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool = False, hidden_note: bool = False) -> str:
+    style = _styler(color)
+    lines: list[str] = []
+    for result in results:
+        ex = result.exercise
+        header = f"{ex.id}  {ex.title(lang)}"
+        lines.append(style(pad(header, 66) + f"{result.score}/{result.max_score}", bold=True))
+        if result.status == "not_implemented":
+            lines.append("  " + say("not_implemented_line", lang, file=f"exercises/{ex.file}", id=ex.id))
+            continue
+        for check in result.checks:
+            lines.extend(_check_lines(check, ex.id, lang, style))
+    total = sum(r.score for r in results)
+    possible = sum(r.max_score for r in results)
+    if len(results) > 1:
+        lines.append(style(pad(say("total", lang), 66) + f"{total}/{possible}", bold=True))
+    failed = sum(1 for r in results for c in r.checks if not c.passed and not c.manual)
+    lines.append(say("all_passed", lang) if failed == 0 else say("some_failed", lang, failed=failed))
+    if hidden_note:
+        lines.append(say("hidden_note", lang))
+    return "\n".join(lines)
+
+
+def _check_lines(check: CheckResult, exercise_id: str, lang: str, style) -> list[str]:
+    title = check.title(lang)
+    if check.manual:
+        mark = "…"
+        text = say("manual_pending" if check.passed else "manual_missing", lang)
+        return [f"  {mark} {pad(title, NAME_WIDTH)}{text}"]
+    mark = style("✓", fg="green") if check.passed else style("✗", fg="red")
+    f = check.finding
+    if check.passed:
+        if check.shown:
+            _, expected, got = check.shown[-1]
+            return [f"  {mark} {pad(title, NAME_WIDTH)}{say('expected', lang)} {pad(expected, VALUE_WIDTH)}{say('got', lang)} {got}"]
+        return [f"  {mark} {title}"]
+    if f.kind in ("not_implemented", "missing"):
+        reason = f.en if lang == "en" else f.zh
+        return [f"  {mark} {pad(title, NAME_WIDTH)}{reason}"]
+    head = f"  {mark} {pad(title, NAME_WIDTH)}"
+    if f.expected is not None or f.got is not None:
+        head += f"{say('expected', lang)} {pad(str(f.expected), VALUE_WIDTH)}{say('got', lang)} {f.got}"
+    lines = [head]
+    reason = f.en if lang == "en" else f.zh
+    if f.label and f.kind != "custom":
+        reason = f"{f.label}: {reason}" if reason else f.label
+    if reason:
+        lines.append("      " + reason)
+    if f.diagnosis:
+        d = f.diagnosis
+        text = d["en"] if lang == "en" else d["zh"]
+        lines.append("      " + style(f"{say('diagnosis', lang)}: {text}", fg="yellow"))
+        extra = say("reread", lang, section=d["section"])
+        if d.get("hint"):
+            extra += "  " + say("see_hint", lang, id=exercise_id, level=d["hint"])
+        lines.append("      " + extra)
+    if f.traceback and f.kind != "grader_error":
+        lines.append("      " + say("your_traceback", lang))
+        lines.extend("      " + l for l in f.traceback.splitlines())
+    if f.output:
+        lines.append("      " + say("your_output", lang))
+        lines.extend("      | " + l for l in f.output.splitlines()[:8])
+    return lines
+
+
+def _styler(color: bool):
+    if not color:
+        return lambda text, **_: text
+    import click
+
+    return lambda text, **kw: click.style(text, **kw)
+
+
+def as_json_dict(results: list[ExerciseResult], lang: str = "zh") -> dict:
+    """The `--format json` object pinned in GRADER.md (plus a few extra fields)."""
+    exercises = []
+    for result in results:
+        checks = [{
+            "name": c.name, "title": c.title(lang), "passed": c.passed, "score": c.points, "max_score": c.max_points,
+            "message": check_message(c, lang), "public": c.public, "manual": c.manual,
+            "kind": c.finding.kind if c.finding else None,
+            "diagnosis": c.finding.diagnosis["id"] if c.finding and c.finding.diagnosis else None,
+        } for c in result.checks]
+        exercises.append({"id": result.exercise.id, "title": result.exercise.title(lang), "status": result.status,
+                          "score": result.score, "max_score": result.max_score, "checks": checks})
+    return {"score": sum(e["score"] for e in exercises), "max_score": sum(e["max_score"] for e in exercises),
+            "exercises": exercises}
+
+
+def render_json(results: list[ExerciseResult], lang: str = "zh") -> str:
+    return json.dumps(as_json_dict(results, lang), ensure_ascii=False, indent=2)

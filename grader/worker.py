@@ -1,0 +1,184 @@
+"""The worker: the only process where a submission's code runs.
+
+It is forked from the zygote (see `sandbox`), loads the student's exercise module, and
+answers requests from the judge: "run probe P with these arguments". Each answer is plain
+data (see `wire`), with any exception the student's code raised described as data: its
+type, its message, and the student's own frames of the traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import pickle
+import resource
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from grader import wire
+
+OUTPUT_CAP = 4000  # characters of the student's printed output kept per call
+FILE_SIZE_CAP = 16 * 1024 * 1024  # bytes a worker may write to any one file
+
+
+class NotImplementedYet(Exception):
+    """A stub constant still holds NotImplemented."""
+
+
+class MissingSubmissionFile(Exception):
+    """The exercise's file is not in the submission folder."""
+
+
+class MissingName(AttributeError):
+    """The exercise file does not define the function or constant a check needs."""
+
+
+def send_frame(sock: socket.socket, blob: bytes) -> None:
+    sock.sendall(struct.pack("!Q", len(blob)) + blob)
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def recv_frame(sock: socket.socket) -> bytes:
+    (n,) = struct.unpack("!Q", recv_exact(sock, 8))
+    return recv_exact(sock, n)
+
+
+def resolve_probe(spec: str):
+    """`"ex03.count_params_of"` -> grader.probes.ex03.count_params_of."""
+    module_name, _, func_name = spec.rpartition(".")
+    module = importlib.import_module(f"grader.probes.{module_name}")
+    return getattr(module, func_name)
+
+
+def describe_error(err: BaseException, submission_dir: str | None) -> dict:
+    """An exception as plain data, keeping only the student's frames."""
+    frames = traceback.extract_tb(err.__traceback__)
+    root = os.path.realpath(submission_dir) + os.sep if submission_dir else None
+    own = [f for f in frames if root and os.path.realpath(f.filename).startswith(root)]
+    lines = [f'  File "{Path(f.filename).name}", line {f.lineno}, in {f.name}\n    {(f.line or "").strip()}' for f in own]
+    if isinstance(err, SyntaxError) and err.filename and root and os.path.realpath(err.filename).startswith(root):
+        lines.append(f'  File "{Path(err.filename).name}", line {err.lineno}\n    {(err.text or "").strip()}')
+    mro = [c.__name__ for c in type(err).__mro__]
+    try:
+        message = str(err)[:1000]
+    except Exception:  # a student's exception whose __str__ fails
+        message = "<unprintable>"
+    return {
+        "type": type(err).__name__,
+        "mro": mro,
+        "message": message,
+        "traceback": "\n".join(lines[-6:]),
+        "not_implemented": isinstance(err, (NotImplementedError, NotImplementedYet)),
+    }
+
+
+class Submission:
+    """The student's exercise module, loaded on first use inside the worker."""
+
+    def __init__(self, folder: str | None, module_name: str):
+        self.folder = folder
+        self.module_name = module_name
+        self._module = None
+
+    def module(self):
+        if self._module is None:
+            path = Path(self.folder) / f"{self.module_name}.py"
+            if not path.is_file():
+                raise MissingSubmissionFile(f"{path.name} 不在提交目录中 / is not in the submission folder")
+            spec = importlib.util.spec_from_file_location(self.module_name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[self.module_name] = module
+            spec.loader.exec_module(module)
+            self._module = module
+        return self._module
+
+
+def run_request(request: dict, module_source, folder: str | None = None) -> dict:
+    """Run one probe on the module that `module_source()` returns; the outcome as plain data.
+
+    `folder` is the submission folder: traceback frames from files inside it are the
+    student's and are kept; the grader's own frames are left out.
+    """
+    try:
+        mod = module_source()
+        probe = resolve_probe(request["probe"])
+        value = probe(mod, *request.get("args", ()), **request.get("kwargs", {}))
+        return {"ok": True, "value": wire.to_plain(value)}
+    except BaseException as err:  # the student's code may raise anything, even SystemExit
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        return {"ok": False, "error": describe_error(err, folder)}
+
+
+def _apply_limits(limits: dict) -> None:
+    """Resource limits for the worker (best effort where the platform lacks one)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-long write fails instead of killing
+    for name, value in (("RLIMIT_FSIZE", FILE_SIZE_CAP), ("RLIMIT_AS", limits.get("memory")),
+                        ("RLIMIT_CPU", limits.get("cpu")), ("RLIMIT_CORE", 0)):
+        if value is None or not hasattr(resource, name):
+            continue
+        try:
+            resource.setrlimit(getattr(resource, name), (value, value))
+        except (ValueError, OSError):
+            pass
+
+
+def _redirect_output(workdir: str):
+    """Send fds 1 and 2 to a capture file; returns a function that reads and resets it."""
+    capture = os.open(os.path.join(workdir, "output.txt"), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(capture, 1)
+    os.dup2(capture, 2)
+
+    def take() -> str:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.lseek(capture, 0, os.SEEK_SET)
+        data = os.read(capture, OUTPUT_CAP + 1)
+        os.ftruncate(capture, 0)
+        os.lseek(capture, 0, os.SEEK_SET)
+        text = data.decode("utf-8", "replace")
+        return text[:OUTPUT_CAP] + ("…" if len(text) > OUTPUT_CAP else "")
+
+    return take
+
+
+def serve(sock: socket.socket, setup: dict) -> None:
+    """Worker main loop: answer run requests until the judge closes the socket."""
+    _apply_limits(setup.get("limits", {}))
+    workdir = tempfile.mkdtemp(prefix="grade-worker-")
+    os.chdir(workdir)
+    folder = setup.get("submission")
+    if folder:
+        sys.path.insert(0, folder)
+    take_output = _redirect_output(workdir)
+    submission = Submission(folder, setup["module"])
+    while True:
+        try:
+            request = pickle.loads(recv_frame(sock))  # from the judge: trusted
+        except EOFError:
+            return
+        answer = run_request(request, submission.module, folder)
+        answer["output"] = take_output()
+        try:
+            blob = wire.encode(answer)
+        except Exception as err:  # a value torch cannot save
+            blob = wire.encode({"ok": False, "output": answer["output"],
+                                "error": {"type": "UnsupportedResult", "mro": ["UnsupportedResult"],
+                                          "message": f"{type(err).__name__}", "traceback": "", "not_implemented": False}})
+        send_frame(sock, blob)
