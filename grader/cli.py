@@ -165,13 +165,43 @@ def check_command(obj: CourseContext, only):
     sys.exit(run_selfcheck(obj.course, obj.lang, only=list(only) or None))
 
 
-def _register_optional_commands() -> None:
-    """Commands that live in their own modules (registered without importing them eagerly)."""
+class LazyCommand(click.Command):
+    """A command whose module is imported only when it runs (keeps `grade ex03` start-up lean)."""
+
+    def __init__(self, name: str, target: str, help_text: str):
+        super().__init__(name, help=help_text, context_settings={"ignore_unknown_options": True,
+                                                                 "allow_extra_args": True, "help_option_names": []})
+        self.target = target
+
+    def invoke(self, ctx):
+        module_name, _, attr = self.target.partition(":")
+        import importlib
+
+        command = getattr(importlib.import_module(module_name), attr)
+        return command.main(ctx.args, prog_name=f"grade {self.name}", standalone_mode=False, obj=ctx.obj)
+
+
+for _name, _target, _help in (
+    ("data", "grader.datasets_cli:data", "数据：下载或指定 tiny Shakespeare / get the data"),
+    ("status", "grader.progress:status", "进度：每个练习的状态 / progress of every exercise"),
+    ("watch", "grader.watch:watch", "保存即评分 / re-grade on every save"),
+    ("release", "grader.release:release", "生成学生发行版 / build the student release"),
+    ("nbgrader", "grader.nbgrader_export:nbgrader_command", "生成 nbgrader 课程目录 / build nbgrader assignments"),
+    ("batch", "grader.batch:batch", "批量评分 / grade a cohort"),
+    ("merge", "grader.batch:merge", "合并分片成绩 / merge sharded gradebooks"),
+):
+    main.add_command(LazyCommand(_name, _target, _help))
+
+
+def entry() -> None:
+    """The console script. Exits without tearing torch down (measured: about 0.3 s saved)."""
     try:
-        from grader.datasets_cli import data  # noqa: WPS433
-    except ImportError:
-        return
-    main.add_command(data, "data")
-
-
-_register_optional_commands()
+        main.main(prog_name="grade")
+        code = 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        if not isinstance(stop.code, (int, type(None))):
+            click.echo(stop.code, err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

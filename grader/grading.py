@@ -80,8 +80,17 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         Path(out).write_text(text + "\n", encoding="utf-8")
     else:
         click.echo(text)
+    if not reference:
+        remember_attempt(folder, results)
     failed = any(not c.passed and not c.manual for r in results for c in r.checks)
     return 1 if failed or not any(r.checks for r in results) else 0
+
+
+def remember_attempt(folder: Path, results) -> None:
+    """Keep the student's progress (grade status) in their folder."""
+    from grader.progress import record_attempt
+
+    record_attempt(folder, results)
 
 
 def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bool = False) -> str:

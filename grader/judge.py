@@ -48,12 +48,17 @@ class StudentView:
         self.subject = subject
         self.timeout = timeout
         self.shown: list[tuple[str, str, str]] = []
+        self.attachments: dict[str, object] = {}
 
     def observe(self, a_call: Call) -> Observation:
         return self.subject.observe(a_call, self.timeout)
 
     def record(self, label: str, expected: str, got: str) -> None:
         self.shown.append((label, expected, got))
+
+    def attach(self, kind: str, data) -> None:
+        """Keep plain data for the report to draw (ex05's shapes, ex12's loss table)."""
+        self.attachments[kind] = data
 
 
 def _args_label(name: str, args: tuple, kwargs: dict) -> str:

@@ -108,6 +108,6 @@ class GradingPlugin:
             exercise=exercise_of(item), name=item.name, title=title_from_doc(item.function.__doc__, item.name),
             max_points=points_of(item), passed=report.passed, public=item.get_closest_marker("public") is not None,
             manual=item.get_closest_marker("manual") is not None, finding=finding,
-            shown=list(view.shown) if view else [], seconds=time.monotonic() - self._started.get(item.nodeid, time.monotonic()))
+            shown=list(view.shown) if view else [], attachments=dict(view.attachments) if view else {}, seconds=time.monotonic() - self._started.get(item.nodeid, time.monotonic()))
         self.results.setdefault(result.exercise, []).append(result)
         self.session.progress("done", item, result)

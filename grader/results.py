@@ -19,6 +19,7 @@ class CheckResult:
     manual: bool = False
     finding: Finding | None = None
     shown: list = field(default_factory=list)
+    attachments: dict = field(default_factory=dict)
     seconds: float = 0.0
 
     @property

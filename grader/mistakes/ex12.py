@@ -89,5 +89,5 @@ MISTAKES = [
            "（见 bigram 一课「2.49 这条基线」：model.eval() … model.train()，后面加了 Dropout 就出错）",
         en="After an estimate the model keeps training in eval mode: it must be back in train mode "
            "(bigram lesson, \"the 2.49 baseline\": model.eval() … model.train(); wrong once Dropout is added)",
-        overrides={"train_bigram": _left_in_eval}, hint=3),
+        overrides={"train_bigram": _left_in_eval}, hint=2),
 ]

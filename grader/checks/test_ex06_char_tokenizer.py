@@ -1,0 +1,83 @@
+"""Checks for ex06: the character tokenizer (bigram lesson, "the data changed")."""
+
+import random
+
+import pytest
+
+from grader.judge import Tol, call, check_value, probe, same  # noqa: F401
+
+pytestmark = pytest.mark.exercise("ex06")
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_course_vocab(student, reference, corpus_path):
+    """tiny Shakespeare 的词表：65 个字符，0 是换行，1 是空格，只有数字 3 | The lesson's vocabulary facts"""
+    check_value(student, probe("ex06.vocab_facts", corpus_path),
+                {"vocab_size": 65, "len_chars": 65, "id0": "\n", "id1": " ", "digits": ["3"]},
+                label="CharTokenizer(tiny Shakespeare)", reference=reference)
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_encode_hi(student, reference, corpus_path):
+    """encode("hi") == [46, 47] | encode("hi") == [46, 47]"""
+    check_value(student, probe("ex06.encode_corpus", corpus_path, "hi"), [46, 47],
+                label='encode("hi")', reference=reference)
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_text_start(student, reference, corpus_path):
+    """课文开头 "First Cit" 的编号 | The ids of the text's start"""
+    check_value(student, probe("ex06.encode_corpus", corpus_path, "First Cit"),
+                [18, 47, 56, 57, 58, 1, 15, 47, 58], label='encode("First Cit")', reference=reference)
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_decode_hi(student, reference, corpus_path):
+    """decode([46, 47]) == "hi"（list 与一维张量）| decode a list and a 1-D tensor"""
+    check_value(student, probe("ex06.decode_corpus", corpus_path, [46, 47]), "hi",
+                label="decode([46, 47])", reference=reference)
+    check_value(student, probe("ex06.decode_corpus", corpus_path, [46, 47], as_tensor=True), "hi",
+                label="decode(torch.tensor([46, 47]))", reference=reference)
+
+
+@pytest.mark.points(2)
+def test_tables_small_texts(student, reference):
+    """小语料上的 chars / stoi / itos / vocab_size | chars, stoi, itos, vocab_size on small texts"""
+    rng = random.Random(6)
+    texts = ["hello", "banana\n band", "ROMEO:\nO Romeo, Romeo!", "zyx cba", "aaaa", "你好，世界 hi\n",
+             "".join(rng.choice("\n !?abcXYZ3") for _ in range(50))]
+    for text in texts:
+        same(student, reference, probe("ex06.tables", text), label=f"CharTokenizer({text!r})")
+
+
+@pytest.mark.points(2)
+def test_roundtrip_random(student, reference):
+    """随机字符串 decode(encode(s)) == s | decode(encode(s)) == s on seeded random strings"""
+    for seed in (0, 1):
+        same(student, reference, probe("ex06.roundtrips", seed, 20, 60),
+             label=f"decode(encode(s)) for 20 random s (seed {seed})")
+
+
+@pytest.mark.points(1)
+def test_empty(student, reference):
+    """空字符串与空列表 | the empty string and the empty list"""
+    same(student, reference, probe("ex06.roundtrips", 7, 5, 0), label='decode(encode(""))')
+
+
+@pytest.mark.points(1)
+def test_unknown_char_keyerror(student, reference):
+    """词表外的字符：KeyError，且异常里带着这个字符 | An unknown character raises KeyError naming it"""
+    expected = {"raised": "KeyError", "names_the_char": True}
+    for text, s, ch in [("hello", "help", "p"), ("abc", "Xab", "X"), ("First Citizen", "First 9", "9")]:
+        check_value(student, probe("ex06.unknown_char", text, s, ch), expected,
+                    label=f"CharTokenizer({text!r}).encode({s!r})", reference=reference)
+
+
+@pytest.mark.points(1)
+def test_whole_corpus(student, reference, corpus_path):
+    """整部莎士比亚 encode 再 decode | Encode and decode the whole corpus"""
+    same(student, reference, probe("ex06.corpus_roundtrip", corpus_path), label="tiny Shakespeare round trip")

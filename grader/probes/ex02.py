@@ -1,0 +1,179 @@
+"""Probes for ex02 (stable_softmax, nll, masked_mean_nll), run behind the forbidden-API net.
+
+The contract forbids every API that does the softmax, log-sum-exp or loss for the student.
+Every call here runs inside `forbidden_net()`:
+
+- the Python-level APIs (F.cross_entropy, torch.softmax, Tensor.logsumexp, …, the private
+  torch._C._nn.cross_entropy_loss, nn.CrossEntropyLoss / nn.NLLLoss forward) are replaced
+  by functions that record their name and raise `ForbiddenAPIError`; the originals are put
+  back afterwards, whatever happens;
+- a TorchDispatchMode watches the aten ops these APIs end in (_softmax, _log_softmax,
+  logsumexp, nll_loss_forward, nll_loss2d_forward), so an alias bound when the student's
+  module was imported (`from torch.nn.functional import cross_entropy as ce`) is caught too.
+
+A use is recorded before raising, so a student `try/except` around the call does not hide
+it: the probe raises `ForbiddenAPIError` naming the first API used once the call returns.
+The error reaches the check as the student's exception (type ForbiddenAPIError, the API in
+its message).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class ForbiddenAPIError(RuntimeError):
+    """A forbidden API was called / 调用了禁止的 API."""
+
+
+def _message(name: str) -> str:
+    return (f"用了禁止的 API：{name}（本练习要自己用 max、exp、sum、log 写出 softmax / log-sum-exp / 交叉熵）"
+            f" / forbidden API used: {name} (write the softmax / log-sum-exp / loss yourself "
+            f"with max, exp, sum, log)")
+
+
+# (owner, attribute, the name shown to the student)
+def _python_targets():
+    import torch.nn.functional as F
+
+    return [
+        (F, "cross_entropy", "F.cross_entropy"),
+        (F, "nll_loss", "F.nll_loss"),
+        (F, "log_softmax", "F.log_softmax"),
+        (F, "softmax", "F.softmax"),
+        (torch, "log_softmax", "torch.log_softmax"),
+        (torch, "softmax", "torch.softmax"),
+        (torch, "logsumexp", "torch.logsumexp"),
+        (torch.Tensor, "log_softmax", "Tensor.log_softmax"),
+        (torch.Tensor, "softmax", "Tensor.softmax"),
+        (torch.Tensor, "logsumexp", "Tensor.logsumexp"),
+        (torch.special, "softmax", "torch.special.softmax"),
+        (torch.special, "log_softmax", "torch.special.log_softmax"),
+        (torch.special, "logsumexp", "torch.special.logsumexp"),
+        (torch._C._nn, "cross_entropy_loss", "torch._C._nn.cross_entropy_loss"),
+        (torch.nn.CrossEntropyLoss, "forward", "nn.CrossEntropyLoss"),
+        (torch.nn.NLLLoss, "forward", "nn.NLLLoss"),
+    ]
+
+
+_ATEN_NAMES = {
+    "_softmax": "softmax（F.softmax / torch.softmax / Tensor.softmax 或其别名 / or an alias）",
+    "_log_softmax": "log_softmax（F.log_softmax / F.cross_entropy 或其别名 / or an alias）",
+    "logsumexp": "logsumexp（torch.logsumexp 或其别名 / or an alias）",
+    "nll_loss_forward": "nll_loss（F.nll_loss / F.cross_entropy 或其别名 / or an alias）",
+    "nll_loss2d_forward": "nll_loss（F.nll_loss / F.cross_entropy 或其别名 / or an alias）",
+}
+
+
+class _AtenNet(TorchDispatchMode):
+    def __init__(self, used: list):
+        super().__init__()
+        self.used = used
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = getattr(getattr(func, "overloadpacket", None), "__name__", "")
+        if name in _ATEN_NAMES:
+            self.used.append(_ATEN_NAMES[name])
+            raise ForbiddenAPIError(_message(_ATEN_NAMES[name]))
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def forbidden_net(used: list):
+    """Patch the forbidden Python APIs and watch the aten ops; restore everything after."""
+    saved = []
+    try:
+        for owner, attr, shown in _python_targets():
+            had_own = attr in getattr(owner, "__dict__", {})
+            original = owner.__dict__[attr] if had_own else getattr(owner, attr)
+
+            def raiser(*args, _shown=shown, **kwargs):
+                used.append(_shown)
+                raise ForbiddenAPIError(_message(_shown))
+
+            saved.append((owner, attr, had_own, original))
+            setattr(owner, attr, raiser)
+        with _AtenNet(used):
+            yield
+    finally:
+        for owner, attr, had_own, original in reversed(saved):
+            if had_own:
+                setattr(owner, attr, original)
+            else:
+                delattr(owner, attr)
+
+
+def _guarded(fn, *args, **kwargs):
+    used: list = []
+    try:
+        with forbidden_net(used):
+            result = fn(*args, **kwargs)
+    except ForbiddenAPIError:
+        raise ForbiddenAPIError(_message(used[0])) from None
+    except Exception:
+        if used:
+            raise ForbiddenAPIError(_message(used[0])) from None
+        raise
+    if used:
+        raise ForbiddenAPIError(_message(used[0]))
+    return result
+
+
+def _float_tensor(x):
+    return torch.as_tensor(x, dtype=torch.float32).clone()
+
+
+def softmax(mod, logits):
+    """stable_softmax(logits) behind the net."""
+    return _guarded(mod.stable_softmax, _float_tensor(logits))
+
+
+def nll(mod, logits, label, as_tensor=False):
+    """nll(logits, label) behind the net; logits passed as a list, or as a tensor."""
+    logits = _float_tensor(logits) if as_tensor else [float(v) for v in logits]
+    return _guarded(mod.nll, logits, label)
+
+
+def masked(mod, logits, labels, ignore_index=None, grad=True):
+    """masked_mean_nll behind the net: {"value": 0-dim tensor, "grad": d value / d logits}."""
+    x = _float_tensor(logits).requires_grad_(grad)
+    labels = torch.as_tensor(labels, dtype=torch.long).clone()
+    kwargs = {} if ignore_index is None else {"ignore_index": ignore_index}
+    out = _guarded(mod.masked_mean_nll, x, labels, **kwargs)
+    if not isinstance(out, torch.Tensor):
+        return {"value": out, "grad": None}
+    result = {"value": out.detach()}
+    if grad:
+        if out.requires_grad and out.numel() == 1:
+            out.reshape(()).backward()
+            result["grad"] = None if x.grad is None else x.grad.detach()
+        else:
+            result["grad"] = None  # not differentiable: no graph back to the logits
+    return result
+
+
+def all_three(mod, seed=0):
+    """Each function once on random inputs behind the net; which one (if any) used what."""
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn(6, 5, generator=g) * 3  # (N, V)
+    y = torch.randint(5, (6,), generator=g)  # (N,)
+    y[1] = -100
+    out = {}
+    out["stable_softmax"] = _guarded(mod.stable_softmax, z.clone())
+    out["nll"] = _guarded(mod.nll, z[0].clone(), int(y[0]))
+    out["masked_mean_nll"] = _guarded(mod.masked_mean_nll, z.clone().requires_grad_(), y.clone()).detach()
+    return out
+
+
+def random_case(seed, n, v, scale=3.0, n_ignored=0, ignore_index=-100):
+    """Deterministic (logits, labels) for the checks: [n, v] floats, [n] labels with n_ignored ignored."""
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn(n, v, generator=g) * scale  # (N, V)
+    y = torch.randint(v, (n,), generator=g)  # (N,)
+    if n_ignored:
+        pos = torch.randperm(n, generator=g)[:n_ignored]
+        y[pos] = ignore_index
+    return z, y

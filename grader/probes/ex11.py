@@ -1,0 +1,166 @@
+"""Probes for ex11 (estimate_loss).
+
+The student's `estimate_loss` is called on a recording bigram model (the correct one from
+`_pieces`, logging each forward call: which split the batch came from, the model's mode,
+whether gradients were being recorded, the batch's loss). The module's `get_batch` is
+replaced by the correct one for the call (see `_pieces`: a bug in ex08 is not charged
+again here). Split i's data holds only the ids [16 i, 16 i + 16), so every batch says
+which split it came from whatever order or style the student's loop has.
+
+Every probe seeds its own generators inside `torch.random.fork_rng`, so the global torch
+generator of the process is left as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import torch
+
+from grader.probes import _pieces
+from grader.probes.common import _attribute
+
+K = 16  # ids per split
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def swapped(mod, fn_name: str, **names):
+    """Replace module globals (`get_batch`, …) for one call, restoring them after.
+
+    Besides the module itself, a known mistake's override function reads its globals from
+    its own `grader.mistakes.exNN` module: those are swapped too, so a mistake's variant
+    sees exactly the pieces the student's code sees.
+    """
+    spaces = [vars(mod)]
+    fn = getattr(mod, fn_name, None)
+    own = getattr(fn, "__globals__", None)
+    if isinstance(own, dict) and own is not vars(mod) and str(own.get("__name__", "")).startswith("grader.mistakes."):
+        spaces.append(own)
+    saved = []
+    for space in spaces:
+        for key, value in names.items():
+            saved.append((space, key, space.get(key, _MISSING)))
+            space[key] = value
+    try:
+        yield
+    finally:
+        for space, key, old in reversed(saved):
+            if old is _MISSING:
+                space.pop(key, None)
+            else:
+                space[key] = old
+
+
+class _Recorder(_pieces.BigramLanguageModel):
+    """The correct bigram model, logging every forward call."""
+
+    def __init__(self, vocab_size):
+        super().__init__(vocab_size)
+        self.log = []
+
+    def forward(self, idx, targets=None):
+        logits, loss = super().forward(idx, targets)  # (B, T, C), ()
+        self.log.append({
+            "split": int(idx.reshape(-1)[0]) // K,
+            "training": self.training,
+            "grad": torch.is_grad_enabled(),
+            "loss": None if loss is None else float(loss.detach()),
+            "shape": tuple(idx.shape),
+        })
+        return logits, loss
+
+
+def _run(mod, seed=0, names=("train", "val"), lengths=(300, 120), block_size=8, batch_size=4,
+         eval_iters=10, mode="train", use_generator=True):
+    """Call the student's estimate_loss once; return (result, model, splits names)."""
+    estimate = _attribute(mod, "estimate_loss")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = _Recorder(K * len(names))
+        splits = {name: torch.randint(K * i, K * (i + 1), (n,)) for i, (name, n) in enumerate(zip(names, lengths))}
+        model.train(mode == "train")
+        torch.manual_seed(seed + 1000)  # the global generator, for calls without one
+        kwargs = {"generator": torch.Generator().manual_seed(seed + 1)} if use_generator else {}
+        with swapped(mod, "estimate_loss", get_batch=_pieces.get_batch):
+            result = estimate(model, splits, block_size, batch_size, eval_iters, **kwargs)
+    return result, model, list(names)
+
+
+def values(mod, **params):
+    """The returned dict (values as returned: floats, or whatever the student gave)."""
+    result, _, _ = _run(mod, **params)
+    return result
+
+
+def result_form(mod, **params):
+    """The returned object's type, its keys in order, and each value's type name."""
+    result, _, _ = _run(mod, **params)
+    if not isinstance(result, dict):
+        return {"type": type(result).__name__, "keys": None, "value_types": None}
+    return {"type": "dict", "keys": [str(k) for k in result],
+            "value_types": [type(v).__name__ for v in result.values()]}
+
+
+def batches_per_split(mod, **params):
+    """How many batches the model saw from each split, by name."""
+    _, model, names = _run(mod, **params)
+    counts = {name: 0 for name in names}
+    for entry in model.log:
+        counts[names[entry["split"]]] += 1
+    return counts
+
+
+def mean_of_seen_batches(mod, **params):
+    """Per split: the value returned, and the mean of the losses of the batches the model saw."""
+    result, model, names = _run(mod, **params)
+    out = {}
+    for i, name in enumerate(names):
+        seen = [e["loss"] for e in model.log if e["split"] == i and e["loss"] is not None]
+        returned = result.get(name) if isinstance(result, dict) else None
+        out[name] = {"returned": None if returned is None else float(returned),
+                     "mean_seen": sum(seen) / len(seen) if seen else None}
+    return out
+
+
+def grad_recorded(mod, **params):
+    """Whether any forward call ran with gradient recording on."""
+    _, model, _ = _run(mod, **params)
+    return any(e["grad"] for e in model.log)
+
+
+def modes_during(mod, **params):
+    """The distinct values of model.training seen by the forward calls, sorted."""
+    _, model, _ = _run(mod, **params)
+    return sorted({e["training"] for e in model.log})
+
+
+def mode_after(mod, **params):
+    """model.training after the call."""
+    _, model, _ = _run(mod, **params)
+    return bool(model.training)
+
+
+def lesson_step0(mod, corpus_path):
+    """The lesson's step 0: torch.manual_seed(1337), a fresh bigram model, then
+    estimate_loss on tiny Shakespeare with the global generator (eval_iters=200, B=32, T=8),
+    rounded to 4 decimals like the lesson's table."""
+    estimate = _attribute(mod, "estimate_loss")
+    with open(corpus_path, encoding="utf-8") as f:
+        text = f.read()
+    chars = sorted(set(text))
+    stoi = {c: i for i, c in enumerate(chars)}
+    data = torch.tensor([stoi[c] for c in text], dtype=torch.long)  # (N,)
+    n = int(0.9 * len(data))
+    splits = {"train": data[:n], "val": data[n:]}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(1337)
+            model = _pieces.BigramLanguageModel(len(chars))
+            with swapped(mod, "estimate_loss", get_batch=_pieces.get_batch):
+                result = estimate(model, splits, 8, 32, 200)
+    finally:
+        torch.set_num_threads(threads)
+    return {name: round(float(result[name]), 4) for name in ("train", "val")}
