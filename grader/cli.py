@@ -152,7 +152,8 @@ def hint_command(obj: CourseContext, exercise_id, level):
     except CourseError:
         raise click.UsageError(say("unknown_exercise", obj.lang, id=exercise_id,
                                    known=", ".join(e.id for e in course.exercises))) from None
-    click.echo(next_hint(ex, obj.lang, level=level, state_dir=Path.cwd()))
+    folder = Path.cwd() / "exercises"
+    click.echo(next_hint(ex, obj.lang, level=level, state_dir=folder if folder.is_dir() else Path.cwd()))
 
 
 @main.command("check")

@@ -1,34 +1,16 @@
 """Hints in levels: `grade hint ex03` shows the next level each time it is asked.
 
-The level reached per exercise is kept in `.grade-state.json` in the student's folder.
+The level reached per exercise is kept in the student's progress file (grader.progress).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from grader.course import Exercise
 from grader.messages import say
-
-STATE_FILE = ".grade-state.json"
-
-
-def _load(state_dir: Path) -> dict:
-    try:
-        return json.loads((state_dir / STATE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def _save(state_dir: Path, state: dict) -> None:
-    path = state_dir / STATE_FILE
-    tmp = path.with_suffix(".tmp")
-    try:
-        tmp.write_text(json.dumps(state, ensure_ascii=False, indent=1), encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        pass  # a read-only folder only loses the hint level
+from grader.progress import load_state as _load
+from grader.progress import save_state as _save
 
 
 def next_hint(ex: Exercise, lang: str, *, level: int | None = None, state_dir: Path) -> str:

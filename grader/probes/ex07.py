@@ -35,3 +35,9 @@ def corpus_split_tensor(mod, path, train_frac=0.9):
         "val_head": val[:20].clone(),
         "rejoined_is_data": bool(torch.equal(torch.cat([train, val]), data)),
     }
+
+
+def corpus_split_lengths(mod, path):
+    """(len(train), len(val)) for the corpus string with the default train_frac."""
+    train, val = mod.split_train_val(_read(path))
+    return (len(train), len(val))
