@@ -39,26 +39,37 @@ def short(value, limit: int = 60) -> str:
         return str(tuple(value.shape)) if value.dim() else _fmt_number(value.item())
     if isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
         return " ".join(short(v) for v in value)
+    text = _inline(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _inline(value, depth: int = 0) -> str:
+    """One line, recursively; tensors inside containers as `T(2, 4)`."""
+    if depth > 6:
+        return "…"
+    if isinstance(value, torch.Tensor):
+        return f"T{tuple(value.shape)}" if value.dim() else _fmt_number(value.item())
     if isinstance(value, dict) and "__unsupported__" in value and len(value) == 1:
         return f"<{value['__unsupported__']}>"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_inline(v, depth + 1)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline(v, depth + 1) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(_inline(v, depth + 1) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, (int, float)):
         return _fmt_number(value)
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return repr(value).replace("\n", " ")
 
 
 def _fmt_number(x) -> str:
-    if isinstance(x, bool):
-        return str(x)
-    if isinstance(x, int):
-        return f"{x:,}"
-    if isinstance(x, float):
-        if math.isnan(x) or math.isinf(x):
-            return str(x)
-        return f"{x:.4f}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3g}"
-    return str(x)
+    """Numbers as people read them (grader.numbers): `409,600,000 (409.6M)`, losses to 4 decimals."""
+    from grader.numbers import number
+
+    return number(x)
 
 
 def kind(value) -> str:

@@ -143,15 +143,28 @@ class Worker:
         self.setup = {"submission": submission, "module": module, "limits": limits or DEFAULT_LIMITS}
         self.pid = None
         self._sock = None
+        self._import_timed_out = False
 
-    def _ensure(self) -> None:
+    def _ensure(self, deadline: float) -> None:
+        """Start a worker and wait until it has imported the student's module."""
+        if self._import_timed_out:
+            raise WorkerTimeout("import")  # the module never finishes importing: do not wait again
         if self._sock is None:
             self.pid, self._sock = self.zygote.spawn(self.setup)
+            try:
+                _recv_until(self._sock, deadline)
+            except (TimeoutError, socket.timeout):
+                self._import_timed_out = True
+                self.kill()
+                raise WorkerTimeout("import") from None
+            except (EOFError, OSError) as err:
+                self.kill()
+                raise WorkerDied(f"worker exited while importing ({type(err).__name__})") from None
 
     def run(self, request: dict, timeout: float) -> dict:
         """Send a probe request; the answer as plain data. Kills the worker on timeout."""
-        self._ensure()
         deadline = time.monotonic() + timeout
+        self._ensure(deadline)
         try:
             send_frame(self._sock, pickle.dumps(request))
             self._sock.settimeout(max(0.01, deadline - time.monotonic()))

@@ -122,7 +122,7 @@ def run_selfcheck(course: Course, lang: str = "zh", only: list[str] | None = Non
         for ex_id in ids:
             reference = references(ex_id)
             for mistake in reference.mistakes:
-                result = grade_variant(course, ex_id, mistake.variant(reference._module), references)
+                result = grade_variant(course, ex_id, mistake.variant(reference.module), references)
                 note([check_mistake(result, mistake)])
     finally:
         zygote.close()

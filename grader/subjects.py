@@ -119,6 +119,10 @@ class Reference:
     def mistakes(self) -> list[Mistake]:
         return self._mistakes
 
+    @property
+    def module(self) -> types.ModuleType:
+        return self._module
+
     def observe(self, a_call: Call, timeout: float | None = None) -> Observation:
         key = a_call.key()
         if key not in self._cache:

@@ -144,6 +144,10 @@ def _redirect_output(workdir: str):
     capture = os.open(os.path.join(workdir, "output.txt"), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(capture, 1)
     os.dup2(capture, 2)
+    # Whatever sys.stdout was in the parent (a test runner's capture, a terminal), the
+    # student's prints now go to fds 1 and 2.
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)
 
     def take() -> str:
         sys.stdout.flush()
@@ -168,6 +172,11 @@ def serve(sock: socket.socket, setup: dict) -> None:
         sys.path.insert(0, folder)
     take_output = _redirect_output(workdir)
     submission = Submission(folder, setup["module"])
+    try:
+        submission.module()  # import now, so the judge can time the import on its own
+    except BaseException:
+        pass  # reported to every call by run_request
+    send_frame(sock, wire.encode({"ok": True, "value": "imported", "output": ""}))
     while True:
         try:
             request = pickle.loads(recv_frame(sock))  # from the judge: trusted

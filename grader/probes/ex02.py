@@ -53,7 +53,7 @@ def _python_targets():
         (torch.special, "softmax", "torch.special.softmax"),
         (torch.special, "log_softmax", "torch.special.log_softmax"),
         (torch.special, "logsumexp", "torch.special.logsumexp"),
-        (torch._C._nn, "cross_entropy_loss", "torch._C._nn.cross_entropy_loss"),
+        (torch._C._nn, "cross_entropy_loss", "F.cross_entropy（torch._C._nn.cross_entropy_loss）"),
         (torch.nn.CrossEntropyLoss, "forward", "nn.CrossEntropyLoss"),
         (torch.nn.NLLLoss, "forward", "nn.NLLLoss"),
     ]

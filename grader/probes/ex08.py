@@ -6,17 +6,17 @@ import torch
 
 
 def batch(mod, data, block_size, batch_size, seed):
-    """get_batch with a fresh generator seeded `seed`; x and y as returned."""
+    """get_batch with a fresh generator seeded `seed`: (x, y) as returned."""
     g = torch.Generator().manual_seed(seed)
     x, y = mod.get_batch(data, block_size, batch_size, generator=g)
-    return {"x": x, "y": y}
+    return (x, y)
 
 
 def batch_global(mod, data, block_size, batch_size, seed):
     """get_batch without a generator, after torch.manual_seed(seed): uses the global one."""
     torch.manual_seed(seed)
     x, y = mod.get_batch(data, block_size, batch_size)
-    return {"x": x, "y": y}
+    return (x, y)
 
 
 def draws_once(mod, data, block_size, batch_size, seed):

@@ -1,0 +1,97 @@
+"""ex02 手写 NLL 的检查 / checks for the hand-written NLL (5.3, 5.5, 5.7 exercise 2).
+
+Every call runs behind the forbidden-API net of grader/probes/ex02.py: a submission that
+calls F.cross_entropy, torch.softmax, torch.logsumexp, … fails with ForbiddenAPIError
+naming the API.
+"""
+
+import pytest
+import torch
+
+from grader.judge import Tol, check_value, probe, read, same
+from grader.probes.ex02 import random_case
+
+pytestmark = pytest.mark.exercise("ex02")
+
+COURSE_LOGITS = [2.0, 1.0, 0.0, -1.0]
+TWO_DECIMALS = Tol(rtol=0.0, atol=0.005)
+GRAD_TOL = Tol(rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_nll_course_example(student, reference):
+    """nll：5.5 的例题，标签 C → 2.44 | nll: the example of 5.5, label C gives 2.44"""
+    check_value(student, probe("ex02.nll", COURSE_LOGITS, 2), 2.44, tol=TWO_DECIMALS, reference=reference)
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_hand_nll_label_a(student, reference):
+    """HAND_NLL_LABEL_A：标签改为 A 后手算的 NLL | HAND_NLL_LABEL_A: the hand NLL with label A"""
+    check_value(student, read("HAND_NLL_LABEL_A"), 0.4402, tol=TWO_DECIMALS, reference=reference)
+
+
+@pytest.mark.points(2)
+def test_forbidden_apis(student, reference):
+    """不许调用现成的 softmax / log-sum-exp / 交叉熵 | no ready-made softmax, log-sum-exp or loss"""
+    same(student, reference, probe("ex02.all_three", seed=7), label="stable_softmax, nll, masked_mean_nll")
+
+
+@pytest.mark.points(1)
+def test_stable_softmax_random(student, reference):
+    """stable_softmax：随机 logits，1-D 到 3-D，沿最后一维 | stable_softmax: random logits, 1-D to 3-D, last dim"""
+    g = torch.Generator().manual_seed(11)
+    for shape in [(4,), (3, 7), (2, 3, 5), (1, 1)]:
+        same(student, reference, probe("ex02.softmax", torch.randn(shape, generator=g) * 4))
+
+
+@pytest.mark.points(1)
+def test_stable_softmax_large(student, reference):
+    """stable_softmax：±1e4 的 logits 也是有限值 | stable_softmax: finite for logits up to ±1e4"""
+    same(student, reference, probe("ex02.softmax", torch.tensor([[1e4, 0.0, -1e4], [1e4, 1e4 - 1.0, 3.0]])))
+    same(student, reference, probe("ex02.softmax", torch.tensor([-1e4, -1e4 + 2.0, -1e4 + 1.0])))
+
+
+@pytest.mark.points(1)
+def test_nll_random_and_large(student, reference):
+    """nll：随机例子（列表与张量）和很大的 logits | nll: random cases (list and tensor) and large logits"""
+    g = torch.Generator().manual_seed(12)
+    for v in (3, 10, 65):
+        z = (torch.randn(v, generator=g) * 3).tolist()
+        label = int(torch.randint(v, (1,), generator=g))
+        same(student, reference, probe("ex02.nll", z, label))
+        same(student, reference, probe("ex02.nll", z, label, as_tensor=True))
+    same(student, reference, probe("ex02.nll", [1e4, 0.0, -1e4], 1))
+
+
+@pytest.mark.points(2)
+def test_masked_mean_nll_value_and_grad(student, reference):
+    """masked_mean_nll：数值与梯度都等于 F.cross_entropy | masked_mean_nll: value and gradient equal F.cross_entropy"""
+    for seed, n, v, ignored in [(21, 8, 32, 2), (22, 5, 4, 0), (23, 12, 65, 5), (24, 1, 7, 0)]:
+        z, y = random_case(seed, n, v, n_ignored=ignored)
+        same(student, reference, probe("ex02.masked", z, y), tol=GRAD_TOL)
+
+
+@pytest.mark.points(1)
+def test_masked_mean_nll_ignore_index(student, reference):
+    """masked_mean_nll：别的 ignore_index（如 0）| masked_mean_nll: another ignore_index (e.g. 0)"""
+    z, y = random_case(31, 10, 6)
+    y[::3] = 0
+    same(student, reference, probe("ex02.masked", z, y, ignore_index=0), tol=GRAD_TOL)
+    same(student, reference, probe("ex02.masked", z, y, ignore_index=5), tol=GRAD_TOL)
+
+
+@pytest.mark.points(1)
+def test_masked_mean_nll_all_ignored(student, reference):
+    """masked_mean_nll：没有有效标签时是 NaN（和 torch 一样）| masked_mean_nll: NaN when no label is valid"""
+    z, _ = random_case(41, 3, 5)
+    same(student, reference, probe("ex02.masked", z, torch.full((3,), -100), grad=False))
+
+
+@pytest.mark.points(1)
+def test_masked_mean_nll_large(student, reference):
+    """masked_mean_nll：很大的 logits 也不溢出 | masked_mean_nll: no overflow on large logits"""
+    z, y = random_case(51, 6, 8, scale=3000.0, n_ignored=1)
+    z[0, 0] = 1e4
+    same(student, reference, probe("ex02.masked", z, y), tol=Tol(rtol=1e-4, atol=1e-3))

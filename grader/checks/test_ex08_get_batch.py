@@ -1,0 +1,85 @@
+"""Checks for ex08: get_batch and the T examples of a row (bigram lesson, "(B, T)")."""
+
+import pytest
+import torch
+
+from grader.judge import call, check_value, probe, same
+
+pytestmark = pytest.mark.exercise("ex08")
+
+LESSON_X = [18, 47, 56, 57, 58, 1, 15, 47]
+LESSON_Y = [47, 56, 57, 58, 1, 15, 47, 58]
+
+
+def _random_data(n, seed, vocab=65):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(vocab, (n,), generator=g)  # (N,)
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_lesson_table(student, reference):
+    """课文的表：[18] → 47，[18, 47] → 56，… | The lesson's table of examples"""
+    expected = [(LESSON_X[: t + 1], LESSON_Y[t]) for t in range(8)]
+    check_value(student, call("context_target_pairs", LESSON_X, LESSON_Y), expected, reference=reference)
+
+
+@pytest.mark.points(1)
+def test_pairs_from_tensors(student, reference):
+    """一行张量拆成 T 条样本 | context_target_pairs on tensor rows"""
+    same(student, reference, probe("ex08.pairs_from_batch", _random_data(50, 1), 6, 3, 0),
+         label="context_target_pairs(x[b], y[b]) for a (3, 6) batch")
+    same(student, reference, call("context_target_pairs", torch.tensor([5]), torch.tensor([9])))
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_small_example(student, reference):
+    """data = arange(10)，block_size=3，batch_size=2 | A small batch on arange(10)"""
+    same(student, reference, probe("ex08.batch", torch.arange(10), 3, 2, 1337),
+         label="get_batch(torch.arange(10), 3, 2, generator=manual_seed(1337))")
+
+
+@pytest.mark.points(2)
+def test_same_batch_as_reference(student, reference):
+    """同一个 generator 状态 → 同一批 | The same generator state gives the reference's batch"""
+    for n, T, B, seed in [(100, 8, 4, 0), (1000, 8, 32, 1337), (37, 5, 7, 3), (9, 8, 5, 11)]:
+        same(student, reference, probe("ex08.batch", _random_data(n, seed), T, B, seed),
+             label=f"get_batch(data[{n}], block_size={T}, batch_size={B}, generator=manual_seed({seed}))")
+
+
+@pytest.mark.points(1)
+def test_global_generator(student, reference):
+    """不给 generator 时用全局随机数 | Without a generator, the global one"""
+    same(student, reference, probe("ex08.batch_global", _random_data(200, 5), 8, 4, 42),
+         label="torch.manual_seed(42); get_batch(data[200], 8, 4)")
+
+
+@pytest.mark.points(1)
+def test_one_randint_call(student, reference):
+    """只调用一次 torch.randint（之后的随机数和参考一致）| Exactly one randint call"""
+    same(student, reference, probe("ex08.draws_once", _random_data(300, 2), 8, 16, 9),
+         label="the generator's next draws after get_batch")
+
+
+@pytest.mark.points(1)
+def test_layout(student, reference):
+    """形状 (B, T)、long、内存连续 | Shape (B, T), long, contiguous"""
+    for n, T, B in [(50, 8, 4), (20, 1, 3), (30, 6, 1)]:
+        same(student, reference, probe("ex08.layout", n, T, B, 0), label=f"x, y for block_size={T}, batch_size={B}")
+
+
+@pytest.mark.points(2)
+def test_start_indices_uniform(student, reference):
+    """起点均匀（±5σ），最大起点 len(data)-block_size-1 抽得到且不越界 | Uniform starts, bound reached, never exceeded"""
+    same(student, reference, probe("ex08.start_stats", 24, 8, 64, 250, 0),
+         label="16,000 starts on arange(24), block_size=8")
+    same(student, reference, probe("ex08.start_stats", 12, 3, 50, 100, 1),
+         label="5,000 starts on arange(12), block_size=3")
+
+
+@pytest.mark.points(1)
+def test_shortest_data(student, reference):
+    """len(data) == block_size + 1：只有一个起点 | Only one possible start"""
+    same(student, reference, probe("ex08.batch", torch.arange(100, 109), 8, 3, 0),
+         label="get_batch(arange(100, 109), 8, 3)")

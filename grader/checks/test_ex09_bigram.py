@@ -1,0 +1,108 @@
+"""Checks for ex09: the bigram model (bigram lesson, "(B, T, C)", "view", "generate")."""
+
+import pytest
+import torch
+
+from grader.judge import Tol, call, check_value, probe, same
+
+pytestmark = pytest.mark.exercise("ex09")
+
+
+def _ids(shape, vocab, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(vocab, shape, generator=g).tolist()
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_param_count(student, reference):
+    """V=65：4,225 个参数，一张 nn.Embedding(65, 65) | 4,225 parameters for 65"""
+    check_value(student, probe("ex09.structure", 65),
+                {"is_nn_module": True, "n_params": 4225, "table_is_embedding": True, "table_shape": (65, 65)},
+                label="BigramLanguageModel(65)", reference=reference)
+
+
+@pytest.mark.points(1)
+def test_param_count_other_sizes(student, reference):
+    """其他词表大小 | Other vocabulary sizes"""
+    for v in (3, 27, 100):
+        same(student, reference, probe("ex09.structure", v), label=f"BigramLanguageModel({v})")
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_forward_without_targets(student, reference):
+    """没有 targets：logits (B, T, V)，loss 是 None | Without targets: (B, T, V) logits, loss None"""
+    same(student, reference, probe("ex09.forward", 65, _ids((4, 8), 65, 0)), label="model(idx (4, 8))")
+
+
+@pytest.mark.points(2)
+def test_forward_with_targets(student, reference):
+    """有 targets：交叉熵（view(B*T, C)）| With targets: the cross-entropy of view(B*T, C)"""
+    for (B, T), V, seed in [((4, 8), 65, 1), ((2, 3), 5, 2), ((1, 1), 7, 3), ((3, 5), 65, 4)]:
+        same(student, reference, probe("ex09.forward", V, _ids((B, T), V, seed), _ids((B, T), V, seed + 100),
+                                       wseed=seed),
+             label=f"model(idx ({B}, {T}), targets) with V={V}", tol=Tol(rtol=1e-4, atol=1e-5))
+
+
+@pytest.mark.points(1)
+def test_loss_gradient(student, reference):
+    """loss 可以反传，梯度正确 | The loss back-propagates to the right gradient"""
+    same(student, reference, probe("ex09.loss_gradient", 11, _ids((3, 4), 11, 5), _ids((3, 4), 11, 6), wseed=5),
+         label="d loss / d table", tol=Tol(rtol=1e-4, atol=1e-6))
+
+
+@pytest.mark.points(2)
+def test_generate_same_tokens(student, reference):
+    """同一个 generator → 同样的 token | generate draws the reference's tokens"""
+    for idx, n, seed in [(_ids((3, 4), 65, 7), 20, 0), ([[0]], 30, 1337), (_ids((2, 1), 10, 8), 15, 3)]:
+        same(student, reference, probe("ex09.generate", 65 if seed != 3 else 10, idx, n, wseed=seed, gseed=seed),
+             label=f"generate(idx {len(idx)}×{len(idx[0])}, max_new_tokens={n})")
+
+
+@pytest.mark.points(1)
+def test_generate_global_generator(student, reference):
+    """不给 generator 时用全局随机数 | Without a generator, the global one"""
+    same(student, reference, probe("ex09.generate_global", 65, _ids((2, 3), 65, 9), 10, wseed=9, gseed=9),
+         label="torch.manual_seed(9); generate(idx (2, 3), 10)")
+
+
+@pytest.mark.points(1)
+def test_generate_from_last_position(student, reference):
+    """从最后一个位置接着生成 | generate continues from the last position"""
+    same(student, reference, probe("ex09.generate_peaked", 12, [[3, 7, 1, 9], [0, 0, 5, 2]], 6),
+         label="generate on a table where id i is followed by i+1")
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_one_hot_lookup_h(student, reference):
+    """one-hot × W：'h'（46）取出 W 的第 46 行 | one-hot of 'h' times W is row 46"""
+    g = torch.Generator().manual_seed(46)
+    W = torch.randn(65, 65, generator=g)  # (V, V)
+    same(student, reference, call("one_hot_lookup", torch.tensor([[46]]), W), label="one_hot_lookup([[46]], W)")
+
+
+@pytest.mark.points(1)
+def test_one_hot_lookup_general(student, reference):
+    """任意形状的 idx、非方阵的 W | Any idx shape, a non-square W"""
+    g = torch.Generator().manual_seed(9)
+    W = torch.randn(20, 7, generator=g)  # (V, C)
+    idx = torch.randint(5, (3, 4), generator=g)  # ids < 5 < V: V comes from W, not idx
+    same(student, reference, call("one_hot_lookup", idx, W), label="one_hot_lookup(idx (3, 4), W (20, 7))")
+    idx2 = torch.randint(20, (2, 6), generator=g)
+    same(student, reference, call("one_hot_lookup", idx2, W), label="one_hot_lookup(idx (2, 6), W (20, 7))")
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_flat_index_example(student, reference):
+    """flat_index(2, 3, 8) == 19 | flat_index(2, 3, 8) == 19"""
+    check_value(student, call("flat_index", 2, 3, 8), 19, reference=reference)
+
+
+@pytest.mark.points(1)
+def test_flat_index_rows(student, reference):
+    """view(B*T, C) 的第 flat_index(b, t, T) 行就是位置 (b, t) | The row really holds (b, t)"""
+    for B, T, C in [(4, 8, 65), (3, 1, 2), (1, 5, 3), (2, 7, 4)]:
+        same(student, reference, probe("ex09.flat_rows", B, T, C), label=f"flat_index for B={B}, T={T}")

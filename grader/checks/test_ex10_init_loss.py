@@ -1,0 +1,82 @@
+"""Checks for ex10: the initial loss (bigram lesson, "the initial loss is twice as bad")."""
+
+import math
+import random
+
+import pytest
+
+from grader.judge import Tol, call, check_value, probe, same
+
+pytestmark = pytest.mark.exercise("ex10")
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_uniform_loss_course(student, reference):
+    """ln 65 = 4.174，ln 27 = 3.2958 | The lesson's rulers"""
+    check_value(student, call("uniform_loss", 65), 4.174, tol=Tol(rtol=0, atol=5e-4), reference=reference)
+    check_value(student, call("uniform_loss", 27), 3.2958, tol=Tol(rtol=0, atol=5e-5), reference=reference)
+
+
+@pytest.mark.points(1)
+def test_uniform_loss_other(student, reference):
+    """其他词表大小 | Other vocabulary sizes"""
+    for v in (1, 2, 10, 256, 50257, 151936):
+        same(student, reference, call("uniform_loss", v))
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_mean_correct_prob_course(student, reference):
+    """4.87 → 0.0077；ln 65 → 1/65 | The lesson's numbers"""
+    check_value(student, call("mean_correct_prob", 4.87), 0.0077, tol=Tol(rtol=0, atol=5e-5), reference=reference)
+    check_value(student, call("mean_correct_prob", math.log(65)), 1 / 65, reference=reference)
+
+
+@pytest.mark.points(1)
+def test_mean_correct_prob_other(student, reference):
+    """随机 loss | Random losses"""
+    rng = random.Random(10)
+    for loss in [0.0, 0.5, 2.49, 1.48] + [rng.uniform(0, 12) for _ in range(6)]:
+        same(student, reference, call("mean_correct_prob", loss))
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_suspicious_course(student, reference):
+    """4.87 比 4.174 高太多：可疑；4.18 不可疑 | 4.87 is suspicious for 65, 4.18 is not"""
+    check_value(student, call("init_is_suspicious", 4.87, 65), True, reference=reference)
+    check_value(student, call("init_is_suspicious", 4.18, 65), False, reference=reference)
+
+
+@pytest.mark.points(1)
+def test_suspicious_cases(student, reference):
+    """低于 ln V 不可疑；tol 生效 | Below ln V is fine; tol is used"""
+    cases = [((3.0, 65), {}), ((1.0, 27), {}), ((4.30, 65), {}), ((4.30, 65), {"tol": 0.2}),
+             ((3.40, 27), {}), ((3.35, 27), {}), ((17.0, 27), {}), ((3.3, 27), {"tol": 0.0}),
+             ((3.29, 27), {"tol": 0.0}), ((5.0, 65), {"tol": 1.0})]
+    for args, kwargs in cases:
+        same(student, reference, call("init_is_suspicious", *args, **kwargs))
+
+
+@pytest.mark.points(2)
+def test_small_init_default(student, reference):
+    """small_init_(emb)：原地、返回 None、N(0, 0.01²) | In place, returns None, N(0, 0.01²)"""
+    same(student, reference, probe("ex10.init_stats", 65), label="small_init_(nn.Embedding(65, 65))")
+
+
+@pytest.mark.points(1)
+def test_small_init_std(student, reference):
+    """std 参数生效 | The std argument is used"""
+    same(student, reference, probe("ex10.init_stats", 200, std=0.05, seed=1),
+         label="small_init_(nn.Embedding(200, 200), std=0.05)")
+    same(student, reference, probe("ex10.init_stats", 30, std=1.0, seed=2),
+         label="small_init_(nn.Embedding(30, 30), std=1.0)")
+
+
+@pytest.mark.points(2)
+def test_fresh_loss_near_ln_v(student, reference, corpus_path):
+    """small_init_ 之后新 bigram 的 loss 离 ln V 不到 0.05 | After small_init_, a fresh bigram's loss ≈ ln V"""
+    check_value(student, probe("ex10.fresh_loss_near_ln_v", corpus_path),
+                {"default_init_above_ln_v": True, "after_within_0.05_of_ln_v": True},
+                label="bigram on tiny Shakespeare after small_init_", reference=reference)

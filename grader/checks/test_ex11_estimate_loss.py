@@ -1,0 +1,96 @@
+"""Checks for ex11: estimate_loss (bigram lesson, "the 2.49 baseline").
+
+The student's estimate_loss runs on a recording bigram model (see grader/probes/ex11.py):
+the values must equal the reference's for the same generator, and the recording says how
+many batches each split got, in which mode, and whether gradients were recorded.
+"""
+
+import pytest
+
+from grader.judge import Tol, check_value, probe, same
+
+pytestmark = pytest.mark.exercise("ex11")
+
+# (seed, split names, lengths, block_size, batch_size, eval_iters)
+CASES = [
+    dict(seed=0),
+    dict(seed=1, lengths=(500, 80), block_size=5, batch_size=7, eval_iters=13),
+    dict(seed=2, names=("val", "train"), lengths=(90, 400), block_size=3, batch_size=2, eval_iters=4),
+    dict(seed=3, names=("a", "b", "c"), lengths=(40, 60, 30), block_size=4, batch_size=3, eval_iters=6),
+    dict(seed=4, lengths=(20, 12), block_size=8, batch_size=1, eval_iters=1),
+]
+
+
+def _label(what, case):
+    names = case.get("names", ("train", "val"))
+    return (f"{what}: estimate_loss(model, {{{', '.join(names)}}}, block_size={case.get('block_size', 8)}, "
+            f"batch_size={case.get('batch_size', 4)}, eval_iters={case.get('eval_iters', 10)}, generator=…)")
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_lesson_step0(student, reference, corpus_path):
+    """课文第 0 步：train 4.7305，val 4.7241 | The lesson's step 0: train 4.7305, val 4.7241"""
+    check_value(student, probe("ex11.lesson_step0", corpus_path), {"train": 4.7305, "val": 4.7241},
+                label="manual_seed(1337); estimate_loss(BigramLanguageModel(65), {train, val}, 8, 32, 200)",
+                tol=Tol(rtol=0, atol=1e-9), reference=reference)
+
+
+@pytest.mark.points(2)
+def test_values_with_generator(student, reference):
+    """同一个 generator → 与参考相同的平均 loss | The same generator gives the reference's means"""
+    for case in CASES:
+        same(student, reference, probe("ex11.values", **case), label=_label("values", case))
+
+
+@pytest.mark.points(1)
+def test_global_generator(student, reference):
+    """不给 generator 时用全局随机数 | Without a generator, the global one"""
+    case = dict(seed=5, use_generator=False)
+    same(student, reference, probe("ex11.values", **case),
+         label="torch.manual_seed(…); estimate_loss(model, {train, val}, 8, 4, 10)")
+
+
+@pytest.mark.points(1)
+def test_result_form(student, reference):
+    """返回 dict，键按 splits 的顺序，值是 Python float | A dict in the splits' order, Python floats"""
+    for case in (CASES[2], CASES[3]):
+        same(student, reference, probe("ex11.result_form", **case), label=_label("type, keys, value types", case))
+
+
+@pytest.mark.points(2)
+def test_mean_of_eval_iters_batches(student, reference):
+    """每个 split 恰好 eval_iters 个 batch，返回它们 loss 的平均 | eval_iters batches per split, their mean"""
+    for case in CASES[:4]:
+        same(student, reference, probe("ex11.batches_per_split", **case), label=_label("batches per split", case))
+    for case in CASES[1:4]:
+        same(student, reference, probe("ex11.mean_of_seen_batches", **case),
+             label=_label("returned vs mean of the batches' losses", case))
+
+
+@pytest.mark.points(1)
+def test_no_grad(student, reference):
+    """评估时不记录梯度 | No gradients are recorded"""
+    same(student, reference, probe("ex11.grad_recorded", **CASES[0]), label=_label("grad recorded", CASES[0]))
+
+
+@pytest.mark.points(1)
+def test_eval_mode_during(student, reference):
+    """评估期间模型在 eval 模式 | The model is in eval mode during the estimate"""
+    for mode in ("train", "eval"):
+        same(student, reference, probe("ex11.modes_during", seed=6, mode=mode),
+             label=f"model.training during the call (model.{mode}() before)")
+
+
+@pytest.mark.points(1)
+def test_train_mode_restored(student, reference):
+    """调用前是 train，结束后回到 train | A model in train mode is back in train mode"""
+    same(student, reference, probe("ex11.mode_after", seed=7, mode="train"),
+         label="model.training after the call (model.train() before)")
+
+
+@pytest.mark.points(1)
+def test_eval_mode_kept(student, reference):
+    """调用前是 eval，结束后仍是 eval | A model in eval mode stays in eval mode"""
+    same(student, reference, probe("ex11.mode_after", seed=8, mode="eval"),
+         label="model.training after the call (model.eval() before)")

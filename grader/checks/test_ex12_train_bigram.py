@@ -1,0 +1,156 @@
+"""Checks for ex12: train_bigram (bigram lesson, "the 2.49 baseline", "the optimizer").
+
+Two runs per subject, each cached inside the probe (grader/probes/ex12.py) and shared by
+the checks that look at it: the lesson's run with the defaults (3000 steps, about 6 s on
+one thread), and a 40-step run with non-default arguments that the structural checks
+watch. The model, get_batch and estimate_loss are the correct pieces (instrumented), so
+only this exercise's loop is judged.
+
+Required part: step 0 in [4.6, 4.9], final val <= 2.52, gradients cleared every step, the
+modes, eval_iters batches per estimate. Reproduction part: the lesson's table to 4
+decimals (only a loop that draws in the lesson's order gets it).
+"""
+
+import pytest
+
+from grader.judge import Tol, fail, probe, same
+from grader.judge import assert_ok
+
+pytestmark = pytest.mark.exercise("ex12")
+
+LESSON = [(0, 4.7305, 4.7241), (300, 2.8110, 2.8249), (600, 2.5434, 2.5682), (900, 2.4932, 2.5088),
+          (2700, 2.4738, 2.4911)]
+STEP0_BAND = (4.6, 4.9)
+FINAL_VAL_MAX = 2.52
+FULL_STEPS = list(range(0, 3000, 300)) + [2999]
+
+
+def _fmt_rows(rows):
+    return "  ".join(f"{s}: {t:.4f}/{v:.4f}" if t is not None else f"{s}: —" for s, t, v in rows)
+
+
+def _diagnose(reference, a_call, matches):
+    """The first known mistake whose observation on `a_call` satisfies `matches(value)`."""
+    for mistake in reference.mistakes:
+        obs = reference.observe_mistake(mistake, a_call)
+        if obs.ok and matches(obs.value):
+            return mistake.as_dict()
+    return None
+
+
+def _require_model(student, corpus_path):
+    """The probes instrument the imported BigramLanguageModel: it must be the one used."""
+    got = assert_ok(student.observe(probe("ex12.model_used", corpus_path)), "train_bigram(...)")
+    if got["models_built"] != 1 or not got["returned_built_model"]:
+        fail(f"train_bigram 应当用 import 进来的 BigramLanguageModel 恰好建一个模型并把它返回"
+             f"（建了 {got['models_built']} 个；返回的是它：{got['returned_built_model']}）。"
+             f"评分时这个名字被换成带记录功能的正确模型，不用它就没法检查梯度和模式（见练习说明）",
+             f"train_bigram should build exactly one model with the imported BigramLanguageModel and "
+             f"return it (built {got['models_built']}; returned it: {got['returned_built_model']}). When "
+             f"grading, that name is an instrumented correct model; without it gradients and modes cannot be checked",
+             label="BigramLanguageModel(vocab_size)", expected="1 model, returned", got=f"{got['models_built']} built")
+
+
+@pytest.mark.public
+@pytest.mark.points(4)
+def test_required_band(student, reference, corpus_path):
+    """默认参数：第 0 步 loss 在 4.6–4.9 之间，最后 val ≤ 2.52 | Defaults: step 0 in [4.6, 4.9], final val ≤ 2.52"""
+    a_call = probe("ex12.band", corpus_path)
+    got = assert_ok(student.observe(a_call), "train_bigram(train_data, val_data, 65)")
+
+    def ok(v):
+        return (v["first_step"] == 0 and v["step0_train"] is not None
+                and STEP0_BAND[0] <= v["step0_train"] <= STEP0_BAND[1]
+                and STEP0_BAND[0] <= v["step0_val"] <= STEP0_BAND[1] and v["final_val"] <= FINAL_VAL_MAX)
+
+    if ok(got):
+        student.record("step 0 / final val", f"[{STEP0_BAND[0]}, {STEP0_BAND[1]}] / ≤ {FINAL_VAL_MAX}",
+                       f"{got['step0_train']:.4f} {got['step0_val']:.4f} / {got['final_val']:.4f}")
+        return
+    got_text = ("—" if got["step0_train"] is None else
+                f"step {got['first_step']}: {got['step0_train']:.4f}/{got['step0_val']:.4f}, final val {got['final_val']:.4f}")
+    diagnosis = _diagnose(reference, a_call, lambda v: not ok(v) and v["final_val"] is not None and got["final_val"] is not None
+                          and abs(v["final_val"] - got["final_val"]) < 1e-6)
+    fail(f"默认参数训练后应当：第 0 步 train/val 在 [{STEP0_BAND[0]}, {STEP0_BAND[1]}]，最后一次估计的 val ≤ {FINAL_VAL_MAX}",
+         f"with the defaults: step 0 train/val in [{STEP0_BAND[0]}, {STEP0_BAND[1]}], the last estimate's val ≤ {FINAL_VAL_MAX}",
+         label="train_bigram(train_data, val_data, 65)",
+         expected=f"step 0: [{STEP0_BAND[0]}, {STEP0_BAND[1]}], final val ≤ {FINAL_VAL_MAX}", got=got_text, diagnosis=diagnosis)
+
+
+@pytest.mark.public
+@pytest.mark.points(4)
+def test_lesson_table(student, reference, corpus_path):
+    """复现课文的表（4 位小数）| Reproduce the lesson's table to 4 decimals"""
+    a_call = probe("ex12.history", corpus_path)
+    history = assert_ok(student.observe(a_call), "train_bigram(train_data, val_data, 65)")
+
+    def rows_of(hist):
+        by_step = {r["step"]: r for r in hist if "step" in r}
+        return [(s, by_step[s]["train"], by_step[s]["val"]) if s in by_step else (s, None, None) for s, _, _ in LESSON]
+
+    got_rows = rows_of(history)
+    if got_rows == LESSON:
+        student.record("lesson table", _fmt_rows(LESSON), _fmt_rows(got_rows))
+        return
+    first = next(i for i, (a, b) in enumerate(zip(LESSON, got_rows)) if a != b)
+    diagnosis = _diagnose(reference, a_call, lambda h: rows_of(h) == got_rows)
+    where_zh = ("第 0 步就不同：抽随机数的顺序（种子 → 建模型 → 建优化器 → 先估计再训练）或学习率之外的设置不对"
+                if first == 0 else f"第 0 步相同，从第 {LESSON[first][0]} 步开始不同：训练那一步（学习率、zero_grad、抽 batch 的顺序）有出入")
+    where_en = ("step 0 already differs: the order of random draws (seed → model → optimizer → estimate before the step) is off"
+                if first == 0 else f"step 0 matches, step {LESSON[first][0]} differs: the training step (learning rate, zero_grad, order of draws) differs")
+    fail(f"和课文的表对不上（torch 2.13，CPU，单线程）。{where_zh}",
+         f"does not reproduce the lesson's table (torch 2.13, CPU, one thread). {where_en}",
+         label="train_bigram(train_data, val_data, 65)", expected=_fmt_rows(LESSON), got=_fmt_rows(got_rows),
+         diagnosis=diagnosis)
+
+
+@pytest.mark.points(1)
+def test_estimate_steps(student, reference, corpus_path):
+    """每 300 步估计一次，最后一步也估计 | An estimate every 300 steps and at the last step"""
+    same(student, reference, probe("ex12.steps", corpus_path), label="[h['step'] for h in history] (defaults)")
+
+
+@pytest.mark.points(1)
+def test_history_form(student, reference, corpus_path):
+    """history 是 list，每项 {'step': int, 'train': float, 'val': float} | history's form"""
+    same(student, reference, probe("ex12.history_form", corpus_path), label="type(history), its entries")
+
+
+@pytest.mark.points(3)
+def test_gradients_cleared_every_step(student, reference, corpus_path):
+    """每一步都清零梯度（检测累加）| Gradients are cleared every step (no accumulation)"""
+    _require_model(student, corpus_path)
+    same(student, reference, probe("ex12.gradients", corpus_path),
+         label="backward passes; steps where p.grad ≠ this step's gradient")
+
+
+@pytest.mark.points(2)
+def test_modes(student, reference, corpus_path):
+    """估计在 eval 模式、训练在 train 模式 | Estimates in eval mode, training steps in train mode"""
+    _require_model(student, corpus_path)
+    same(student, reference, probe("ex12.modes", corpus_path),
+         label="training forwards in eval mode; estimate forwards in train mode")
+
+
+@pytest.mark.points(2)
+def test_estimate_order_and_size(student, reference, corpus_path):
+    """先估计（eval_iters 个 batch × 2 个 split）再训练，顺序与课文脚本相同 | Estimate sizes and order"""
+    _require_model(student, corpus_path)
+    same(student, reference, probe("ex12.events", corpus_path),
+         label="forward calls in order: (E)stimate / (T)raining, max_iters=40, eval_interval=10, eval_iters=5")
+
+
+@pytest.mark.points(2)
+def test_other_arguments(student, reference, corpus_path):
+    """其他参数（seed、batch_size、block_size…）也照用，结果与参考一致 | Every argument is used"""
+    same(student, reference, probe("ex12.short_history", corpus_path),
+         label="train_bigram(…, max_iters=40, eval_interval=10, eval_iters=5, batch_size=8, block_size=6, seed=7)",
+         tol=Tol(rtol=1e-5, atol=1e-5))
+
+
+@pytest.mark.points(1)
+def test_returns_trained_model(student, reference, corpus_path):
+    """返回训练好的模型 | Returns the trained model"""
+    _require_model(student, corpus_path)
+    same(student, reference, probe("ex12.final_weight", corpus_path),
+         label="model.token_embedding_table.weight after 40 steps", tol=Tol(rtol=1e-4, atol=1e-5))

@@ -1,0 +1,78 @@
+"""Numbers as people read them.
+
+- a big count: `count(409600000)` -> `409,600,000 (409.6M)`; small counts stay plain (`4,225`);
+- bytes: `nbytes(819200000)` -> `819,200,000 B (819.2 MB / 781.3 MiB)`;
+- a loss: `loss(2.491137)` -> `2.4911` (4 decimals, as the lesson prints them).
+
+Nothing here knows about tensors; grader/compare.py and the report call these.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_HALF_UP, Decimal
+
+_SI = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
+_BYTES_SI = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"))
+_BYTES_IEC = ((1024**4, "TiB"), (1024**3, "GiB"), (1024**2, "MiB"), (1024, "KiB"))
+
+BIG = 100_000  # from here on a count also gets its short form
+
+
+def _scaled(value: float, units) -> str | None:
+    """`value` in the largest unit it reaches, one decimal rounded half up (781.25 -> 781.3)."""
+    for i, (size, unit) in enumerate(units):
+        if abs(value) >= size:
+            rounded = Decimal(repr(value / size)).quantize(Decimal("0.1"), ROUND_HALF_UP)
+            if abs(rounded) >= 1000 and i > 0:  # 999,999 is 1.0M, not 1000K
+                size, unit = units[i - 1]
+                rounded = Decimal(repr(value / size)).quantize(Decimal("0.1"), ROUND_HALF_UP)
+            text = str(rounded).removesuffix(".0")
+            return f"{text}{unit}" if unit in ("T", "B", "M", "K") else f"{text} {unit}"
+    return None
+
+
+def compact(n: int) -> str:
+    """`409600000` -> `409.6M`; `4225` -> `4.2K`; `12` -> `12`."""
+    return _scaled(n, _SI) or str(n)
+
+
+def count(n: int) -> str:
+    """A count with thousands separators, and its short form when it is big.
+
+    `count(409600000)` -> `409,600,000 (409.6M)`; `count(4225)` -> `4,225`.
+    """
+    if abs(n) < BIG:
+        return f"{n:,}"
+    return f"{n:,} ({compact(n)})"
+
+
+def nbytes(n: int) -> str:
+    """A size in bytes, in decimal and binary units.
+
+    `nbytes(819200000)` -> `819,200,000 B (819.2 MB / 781.3 MiB)`; `nbytes(512)` -> `512 B`.
+    """
+    si, iec = _scaled(n, _BYTES_SI), _scaled(n, _BYTES_IEC)
+    if si is None and iec is None:
+        return f"{n:,} B"
+    return f"{n:,} B ({si or f'{n} B'} / {iec or f'{n} B'})"
+
+
+def loss(x: float) -> str:
+    """A loss to 4 decimals: `loss(2.491137)` -> `2.4911`."""
+    if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))):
+        return str(x)
+    return f"{float(x):.4f}"
+
+
+def number(x) -> str:
+    """Any plain number for a report: ints as `count`, floats to 4 decimals (tiny ones in 3 significant digits)."""
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return count(x)
+    if isinstance(x, float):
+        if math.isnan(x) or math.isinf(x):
+            return str(x)
+        return f"{x:.4f}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3g}"
+    return str(x)

@@ -1,0 +1,126 @@
+"""Probes for ex04 (prefix_logits, generate): fake models that count their calls.
+
+A "model" for this exercise is any callable mapping ids [B, t] to logits [B, t, V]. The
+probes build small deterministic ones from a seeded generator, wrap them to record every
+call's context length, and return plain data: the result, the number of calls and the
+lengths. The judge's global RNG is never touched (forked where a model is initialised).
+
+- `MixModel` is deliberately NOT causal: every position also sees the mean of the whole
+  context. So returning `model(idx)` once differs from T prefix calls, and cropping the
+  context in `generate` changes the distribution.
+- `TinyGPT` (grader/tinygpt.py) is causal: T prefix calls give what one forward gives.
+"""
+
+import torch
+import torch.nn as nn
+
+
+class MixModel(nn.Module):
+    """logits[b, t] = A[idx[b, t]] + mean_s B[idx[b, s]]  (not causal on purpose)."""
+
+    def __init__(self, vocab_size, seed, scale=2.0):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.A = torch.randn(vocab_size, vocab_size, generator=g) * scale  # (V, V)
+        self.B = torch.randn(vocab_size, vocab_size, generator=g) * scale  # (V, V)
+
+    def forward(self, idx):
+        own = self.A[idx]  # (B, t, V)
+        context = self.B[idx].mean(dim=1, keepdim=True)  # (B, 1, V)
+        return own + context  # (B, t, V)
+
+
+class Recorder:
+    """Wraps a model; remembers the length of every context it is called with."""
+
+    def __init__(self, model):
+        self.model = model
+        self.lengths = []
+
+    def __call__(self, idx):
+        self.lengths.append(int(idx.shape[1]))
+        return self.model(idx)
+
+
+def _tinygpt(vocab_size, block_size, seed):
+    from grader.tinygpt import TinyGPT
+
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = TinyGPT(vocab_size=vocab_size, block_size=block_size, n_embd=8, n_head=2, n_layer=2)
+    model.eval()
+    return model
+
+
+def _model(kind, vocab_size, seed, block_size=8):
+    if kind == "mix":
+        return MixModel(vocab_size, seed)
+    if kind == "tinygpt":
+        return _tinygpt(vocab_size, block_size, seed)
+    raise ValueError(kind)
+
+
+def _ids(seed, shape, vocab_size):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(vocab_size, shape, generator=g)  # (B, T)
+
+
+def prefix(mod, kind="mix", vocab_size=11, B=2, T=5, seed=0):
+    """prefix_logits on a fixed model: the logits, the number of calls, the sorted lengths."""
+    model = Recorder(_model(kind, vocab_size, seed))
+    idx = _ids(seed + 1, (B, T), vocab_size)
+    with torch.no_grad():
+        out = mod.prefix_logits(model, idx)
+    return {"logits": out, "calls": len(model.lengths), "lengths": sorted(model.lengths)}
+
+
+def prefix_vs_forward(mod, vocab_size=13, B=2, T=6, seed=0):
+    """With a causal model (TinyGPT), T prefix calls give one forward's logits."""
+    model = _tinygpt(vocab_size, 8, seed)
+    idx = _ids(seed + 1, (B, T), vocab_size)
+    with torch.no_grad():
+        out = mod.prefix_logits(model, idx)  # (B, T, V)
+        full = model(idx)  # (B, T, V)
+    if not isinstance(out, torch.Tensor) or out.shape != full.shape:
+        return {"logits": out}
+    return {"logits_shape": tuple(out.shape),
+            "equals_one_forward": bool(torch.allclose(out.float(), full, rtol=1e-4, atol=1e-5))}
+
+
+def generate(mod, kind="mix", vocab_size=11, B=2, T=3, max_new_tokens=6, block_size=None, temperature=None,
+             seed=0, gseed=0, use_generator=True):
+    """generate with a seeded torch.Generator (or the global RNG, seeded and forked here):
+    the tokens, the number of model calls and the context length of each call."""
+    model = Recorder(_model(kind, vocab_size, seed, block_size=block_size or 8))
+    idx = _ids(seed + 1, (B, T), vocab_size)
+    kwargs = {}
+    if block_size is not None:
+        kwargs["block_size"] = block_size
+    if temperature is not None:
+        kwargs["temperature"] = temperature
+    with torch.no_grad():
+        if use_generator:
+            kwargs["generator"] = torch.Generator().manual_seed(gseed)
+            out = mod.generate(model, idx.clone(), max_new_tokens, **kwargs)
+        else:
+            with torch.random.fork_rng():
+                torch.manual_seed(gseed)
+                out = mod.generate(model, idx.clone(), max_new_tokens, **kwargs)
+    return {"idx": out, "calls": len(model.lengths), "lengths": list(model.lengths)}
+
+
+def generate_frequencies(mod, temperature, n=4000, vocab_size=5, gseed=0):
+    """One new token for n copies of the same context: how often each id comes out."""
+    model = Recorder(MixModel(vocab_size, seed=3, scale=1.0))
+    idx = torch.full((n, 2), 1, dtype=torch.long)  # (n, 2)
+    with torch.no_grad():
+        out = mod.generate(model, idx, 1, temperature=temperature, generator=torch.Generator().manual_seed(gseed))
+    new = out[:, -1]  # (n,)
+    return torch.bincount(new, minlength=vocab_size).float() / n  # (V,)
+
+
+def expected_frequencies(temperature, vocab_size=5):
+    """The softmax the sampler should follow (for the statistical check)."""
+    model = MixModel(vocab_size, seed=3, scale=1.0)
+    logits = model(torch.full((1, 2), 1, dtype=torch.long))[0, -1] / temperature  # (V,)
+    return torch.softmax(logits, dim=-1)  # (V,)

@@ -1,0 +1,242 @@
+"""Probes for ex12 (train_bigram).
+
+One training run per subject and setting, cached, observed from the inside: the module's
+`BigramLanguageModel` is replaced by the correct model from `_pieces` with instruments,
+and `get_batch` / `estimate_loss` by the correct pieces (a bug in ex08, ex09 or ex11 is not
+charged again here). The instrumented model records, without changing a single number:
+
+- every forward call, as "E" (gradient recording off: an estimate) or "T" (on: a
+  training step), run-length encoded in order, with the model's mode at each;
+- for every backward, whether the gradient left in `p.grad` after accumulation equals the
+  fresh gradient of this backward (a tensor hook sees the fresh one before it is
+  accumulated, `register_post_accumulate_grad_hook` sees the sum): any difference means
+  the previous step's gradient was not cleared.
+
+Runs use one thread and `torch.random.fork_rng`, so the lesson's table is reproducible
+and the process's global generator is left as it was. The data is tiny Shakespeare read
+from `corpus_path`, encoded with the sorted character vocabulary, split 90/10.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from grader.probes import _pieces
+from grader.probes.common import _attribute
+from grader.probes.ex11 import swapped
+
+LESSON_STEPS = (0, 300, 600, 900, 2700)
+# The short run the structural checks watch (fast; non-default arguments everywhere).
+SHORT = {"max_iters": 40, "eval_interval": 10, "eval_iters": 5, "batch_size": 8, "block_size": 6, "seed": 7}
+
+_cache: dict = {}
+_data_cache: dict = {}
+
+
+def _corpus(corpus_path):
+    if corpus_path not in _data_cache:
+        with open(corpus_path, encoding="utf-8") as f:
+            text = f.read()
+        chars = sorted(set(text))
+        stoi = {c: i for i, c in enumerate(chars)}
+        data = torch.tensor([stoi[c] for c in text], dtype=torch.long)  # (N,)
+        n = int(0.9 * len(data))
+        _data_cache.clear()
+        _data_cache[corpus_path] = (data[:n], data[n:], len(chars))
+    return _data_cache[corpus_path]
+
+
+class _Watch:
+    """What the instrumented model saw during one run."""
+
+    def __init__(self, progress=None, total=None):
+        self.models = []
+        self.events = []  # [[kind, count], ...]
+        self.train_forward_in_eval = 0
+        self.estimate_forward_in_train = 0
+        self.backwards = 0
+        self.accumulated = 0
+        self.first_accumulated = None
+        self.progress = progress if callable(progress) else None
+        self.total = total
+
+    def forward(self, model):
+        kind = "T" if torch.is_grad_enabled() else "E"
+        if self.events and self.events[-1][0] == kind:
+            self.events[-1][1] += 1
+        else:
+            self.events.append([kind, 1])
+        if kind == "T" and not model.training:
+            self.train_forward_in_eval += 1
+        if kind == "E" and model.training:
+            self.estimate_forward_in_train += 1
+
+    def accumulated_grad(self, param, fresh):
+        self.backwards += 1
+        if fresh is None or param.grad is None or not torch.equal(param.grad, fresh):
+            self.accumulated += 1
+            if self.first_accumulated is None:
+                self.first_accumulated = self.backwards - 1
+        if self.progress is not None:
+            self.progress(self.backwards, self.total)
+
+
+def _instrumented(watch: _Watch):
+    class BigramLanguageModel(_pieces.BigramLanguageModel):
+        def __init__(self, vocab_size):
+            super().__init__(vocab_size)  # the same draws as the reference's model
+            watch.models.append(self)
+            self._fresh = {}
+            for name, p in self.named_parameters():
+                p.register_hook(self._keep(name))
+                p.register_post_accumulate_grad_hook(self._check(name))
+
+        def _keep(self, name):
+            def hook(grad):
+                self._fresh[name] = grad.detach().clone()
+            return hook
+
+        def _check(self, name):
+            def hook(param):
+                watch.accumulated_grad(param, self._fresh.pop(name, None))
+            return hook
+
+        def forward(self, idx, targets=None):
+            watch.forward(self)
+            return super().forward(idx, targets)
+
+    return BigramLanguageModel
+
+
+def _plain_history(history):
+    """The history as plain data; anything malformed is kept as its type name."""
+    rows = []
+    for entry in history:
+        if isinstance(entry, dict) and all(k in entry for k in ("step", "train", "val")):
+            rows.append({"step": int(entry["step"]), "train": float(entry["train"]), "val": float(entry["val"])})
+        else:
+            rows.append({"malformed": type(entry).__name__})
+    return rows
+
+
+def _run(mod, corpus_path, settings: dict, progress=None) -> dict:
+    """Run the student's train_bigram once for these settings (cached per subject)."""
+    train_bigram = _attribute(mod, "train_bigram")
+    key = (mod.__name__, id(train_bigram), corpus_path, tuple(sorted(settings.items())))
+    if key in _cache:
+        kept = _cache[key][1]
+        if isinstance(kept, BaseException):
+            raise kept
+        return kept
+    train_data, val_data, vocab_size = _corpus(corpus_path)
+    watch = _Watch(progress, settings.get("max_iters", 3000))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]), swapped(
+                mod, "train_bigram", BigramLanguageModel=_instrumented(watch),
+                get_batch=_pieces.get_batch, estimate_loss=_pieces.estimate_loss):
+            result = train_bigram(train_data, val_data, vocab_size, **settings)
+        model, history = result  # the contract: (model, history)
+    except Exception as err:  # one failed run is reported by every check that needs it
+        _cache[key] = (train_bigram, err)
+        raise
+    finally:
+        torch.set_num_threads(threads)
+    weight = None
+    if watch.models and model is watch.models[-1]:
+        weight = model.token_embedding_table.weight.detach().clone()  # (V, V)
+    out = {
+        "history_type": type(history).__name__,
+        "history_form": [
+            {"entry": type(e).__name__,
+             "keys": sorted(str(k) for k in e) if isinstance(e, dict) else None,
+             "types": [type(e.get(k)).__name__ for k in ("step", "train", "val")] if isinstance(e, dict) else None}
+            for e in list(history)[:3]
+        ],
+        "history": _plain_history(history),
+        "models_built": len(watch.models),
+        "returned_built_model": bool(watch.models) and model is watch.models[-1],
+        "weight": weight,
+        "events": [tuple(e) for e in watch.events],
+        "train_forward_in_eval": watch.train_forward_in_eval,
+        "estimate_forward_in_train": watch.estimate_forward_in_train,
+        "backwards": watch.backwards,
+        "accumulated": watch.accumulated,
+        "first_accumulated": watch.first_accumulated,
+    }
+    _cache[key] = (train_bigram, out)  # the function is kept alive so its id is not reused
+    return out
+
+
+def _full(mod, corpus_path, progress=None):
+    return _run(mod, corpus_path, {}, progress)  # the defaults: the lesson's run
+
+
+def _short(mod, corpus_path):
+    return _run(mod, corpus_path, dict(SHORT))
+
+
+# ---- the lesson's run (defaults) ------------------------------------------------------------
+
+def history(mod, corpus_path, progress=None):
+    """The full run's history, each loss rounded to 4 decimals (as the lesson prints it)."""
+    rows = _full(mod, corpus_path, progress)["history"]
+    return [{"step": r["step"], "train": round(r["train"], 4), "val": round(r["val"], 4)} if "step" in r else r
+            for r in rows]
+
+
+def band(mod, corpus_path, progress=None):
+    """What the required part looks at: step 0's losses and the last estimate's val loss."""
+    rows = [r for r in _full(mod, corpus_path, progress)["history"] if "step" in r]
+    if not rows:
+        return {"step0_train": None, "step0_val": None, "final_val": None, "first_step": None}
+    return {"first_step": rows[0]["step"], "step0_train": rows[0]["train"], "step0_val": rows[0]["val"],
+            "final_val": rows[-1]["val"]}
+
+
+def steps(mod, corpus_path, progress=None):
+    """The steps at which the full run estimated the loss."""
+    return [r.get("step") for r in _full(mod, corpus_path, progress)["history"]]
+
+
+# ---- the short run (structure) --------------------------------------------------------------
+
+def model_used(mod, corpus_path):
+    """How many models train_bigram built with the imported class, and whether it returned it."""
+    run = _short(mod, corpus_path)
+    return {"models_built": run["models_built"], "returned_built_model": run["returned_built_model"]}
+
+
+def history_form(mod, corpus_path):
+    """history's type and the form of its first entries."""
+    run = _short(mod, corpus_path)
+    return {"type": run["history_type"], "entries": run["history_form"]}
+
+
+def short_history(mod, corpus_path):
+    """The short run's history (floats, not rounded)."""
+    return _short(mod, corpus_path)["history"]
+
+
+def gradients(mod, corpus_path):
+    """Backward passes, and in how many p.grad held more than this step's fresh gradient."""
+    run = _short(mod, corpus_path)
+    return {"backwards": run["backwards"], "accumulated": run["accumulated"]}
+
+
+def modes(mod, corpus_path):
+    """Training forwards run in eval mode, and estimate forwards run in train mode."""
+    run = _short(mod, corpus_path)
+    return {"train_forward_in_eval": run["train_forward_in_eval"],
+            "estimate_forward_in_train": run["estimate_forward_in_train"]}
+
+
+def events(mod, corpus_path):
+    """The order of forward calls: ("E", n) estimate forwards, ("T", n) training forwards."""
+    return _short(mod, corpus_path)["events"]
+
+
+def final_weight(mod, corpus_path):
+    """The returned model's table after the short run."""
+    return _short(mod, corpus_path)["weight"]

@@ -1,0 +1,28 @@
+"""Shared set-up for the kit's own tests (not the hidden checks, which live in grader/checks)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config):
+    # Tests and CI read the lesson's corpus from the copy beside the repository, never the network.
+    shared = ROOT.parent / "shared" / "datasets"
+    if "GPT_COURSE_DATA" not in os.environ and (shared / "tinyshakespeare" / "input.txt").is_file():
+        os.environ["GPT_COURSE_DATA"] = str(shared)
+
+
+@pytest.fixture(scope="session")
+def root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def grade_exe() -> str:
+    exe = Path(os.sys.executable).parent / "grade"
+    return str(exe)

