@@ -30,11 +30,15 @@ def corpus_provider(course: Course):
             from grader import datasets
             from grader.judge import CheckFailed, Finding
 
+            from grader.subjects import DataFile
+
             try:
                 data_dir = course.root / course.data_dir if course.data_dir else None
-                cached["path"] = str(datasets.resolve("tinyshakespeare", data_dir=data_dir))
+                path = datasets.resolve("tinyshakespeare", data_dir=data_dir, progress=None)
             except datasets.DataError as err:
                 raise CheckFailed(Finding("data", "tiny Shakespeare", zh=err.zh, en=err.en)) from None
+            # resolve() verified the file's sha256 against the catalog.
+            cached["path"] = DataFile("tinyshakespeare", str(path), datasets.get_dataset("tinyshakespeare").sha256)
         return cached["path"]
 
     return corpus
@@ -68,10 +72,13 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         torch.set_num_threads(1)
         from grader.runner import GradingSession, run_checks
 
+        from grader.live import LiveProgress
+
         references, recorded = references_for(course)
-        session = GradingSession(course, ids, submission=folder.resolve(), zygote=zygote, references=references,
-                                 lang=lang, corpus=corpus_provider(course), public_only=recorded)
-        results = run_checks(session)
+        with LiveProgress(enabled=None if fmt == "text" else False) as live:
+            session = GradingSession(course, ids, submission=folder.resolve(), zygote=zygote, references=references,
+                                     lang=lang, corpus=corpus_provider(course), public_only=recorded, on_progress=live)
+            results = run_checks(session)
     finally:
         zygote.close()
     text = render(results, fmt, lang, color=(sys.stdout.isatty() if color is None and out is None else bool(color)),

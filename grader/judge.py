@@ -142,8 +142,9 @@ def diagnose(reference, a_call: Call, expected: Observation, got: Observation, t
             continue  # this mistake does not show on this input
         if variant.ok and compare(variant.value, got.value, tol, dtype=dtype) is None:
             return mistake.as_dict()
-        if not variant.ok and got.raised(variant.error_type) and got.error_type == variant.error_type:
-            return mistake.as_dict()
+        if not variant.ok and got.error_type == variant.error_type and \
+                got.error.get("message") == variant.error.get("message"):
+            return mistake.as_dict()  # the same exception with the same message: the same bug
     return None
 
 
@@ -189,7 +190,12 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
     got = student.observe(a_call)
-    value = assert_ok(got, label)
+    if not got.ok:
+        finding = student_error_finding(got, label)
+        finding.expected = short(expected)
+        finding.got = finding.got or "—"
+        raise CheckFailed(finding)
+    value = got.value
     mismatch = compare(expected, value, tol, dtype=dtype)
     if mismatch is None:
         student.record(label, short(expected), short(value))

@@ -17,22 +17,46 @@ from grader.judge import CheckFailed, Finding
 from grader.plugin import GradingPlugin
 from grader.results import ExerciseResult
 from grader.sandbox import Zygote
-from grader.subjects import InProcessSubject, Reference, WorkerSubject, load_module_from
+from grader.subjects import (AnswerStore, InProcessSubject, Reference, WorkerSubject, fingerprint_files,
+                             load_module_from)
 
 
 class LiveReferences:
-    """Reference answers computed from the solutions folder, in this (the judge's) process."""
+    """Reference answers computed from the solutions folder, in this (the judge's) process.
 
-    def __init__(self, course: Course):
+    Slow answers are also kept in `cache_dir` (default: the user's cache folder), so the
+    second `grade ex12` does not train the reference again.
+    """
+
+    def __init__(self, course: Course, cache_dir: Path | None = None, use_disk: bool = True):
         self.course = course
+        self.cache_dir = cache_dir
+        self.use_disk = use_disk
         self._refs: dict[str, Reference] = {}
+
+    def _store(self, ex) -> AnswerStore | None:
+        if not self.use_disk:
+            return None
+        import torch
+
+        import grader
+
+        root = self.course.root
+        fingerprint = fingerprint_files(
+            self.course.solutions_dir / ex.file, root / "grader" / "probes" / f"{ex.id}.py",
+            root / "grader" / "probes" / "_pieces.py", root / "grader" / "mistakes" / f"{ex.id}.py",
+            extra=f"{torch.__version__}:{grader.__version__}")
+        from grader.datasets import default_cache_dir
+
+        return AnswerStore((self.cache_dir or default_cache_dir()) / "answers", fingerprint)
 
     def __call__(self, exercise_id: str) -> Reference:
         if exercise_id not in self._refs:
             ex = self.course.exercise(exercise_id)
             module = load_module_from(self.course.solutions_dir, ex.module)
-            self._refs[exercise_id] = Reference(exercise_id, module)
+            self._refs[exercise_id] = Reference(exercise_id, module, store=self._store(ex))
         return self._refs[exercise_id]
+
 
 
 class GradingSession:
@@ -71,7 +95,10 @@ class GradingSession:
             return _Untimed(InProcessSubject(self.in_process[exercise_id]))
         if exercise_id not in self._subjects:
             ex = self.course.exercise(exercise_id)
-            self._subjects[exercise_id] = WorkerSubject(self.zygote, self.submission, ex.module)
+            self._subjects[exercise_id] = WorkerSubject(
+                self.zygote, self.submission, ex.module,
+                on_progress=(lambda label, done, total: self.progress("call", label, (done, total)))
+                if self._on_progress else None)
         return self._subjects[exercise_id]
 
     def reference(self, exercise_id: str) -> Reference:

@@ -61,15 +61,19 @@ def check_structure(course: Course, ex: Exercise) -> list[Verdict]:
 
 
 def grade_folder(course: Course, ids: list[str], folder: Path, references, zygote) -> list[ExerciseResult]:
+    from grader.grading import corpus_provider
     from grader.runner import GradingSession, run_checks
 
-    return run_checks(GradingSession(course, ids, submission=folder, zygote=zygote, references=references))
+    return run_checks(GradingSession(course, ids, submission=folder, zygote=zygote, references=references,
+                                     corpus=corpus_provider(course)))
 
 
 def grade_variant(course: Course, ex_id: str, module, references) -> ExerciseResult:
+    from grader.grading import corpus_provider
     from grader.runner import GradingSession, run_checks
 
-    return run_checks(GradingSession(course, [ex_id], references=references, in_process={ex_id: module}))[0]
+    return run_checks(GradingSession(course, [ex_id], references=references, in_process={ex_id: module},
+                                     corpus=corpus_provider(course)))[0]
 
 
 def check_reference(result: ExerciseResult) -> Verdict:

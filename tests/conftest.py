@@ -26,3 +26,11 @@ def root() -> Path:
 def grade_exe() -> str:
     exe = Path(os.sys.executable).parent / "grade"
     return str(exe)
+
+
+def pytest_sessionstart(session):
+    # Keep the kit's caches (downloads, reference answers) out of the user's home during tests.
+    import tempfile
+
+    if "XDG_CACHE_HOME" not in os.environ:
+        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="grade-tests-cache-")
