@@ -15,7 +15,8 @@ def shift_pairs(tokens):
 
     English: split a token sequence into inputs and the targets shifted by one.
 
-    tokens 是 int 列表或 1-D long 张量；列表返回列表，张量返回张量。
+    tokens 是 int 列表或 1-D long 张量；列表返回列表，张量返回张量
+    （其他序列如 tuple：切片后是什么就返回什么）。
     少于 2 个 token 时无法组成任何 (输入, 目标) 对：抛出 ValueError。
 
     例（见 5.2）：
@@ -63,6 +64,8 @@ def count_targets(n_tokens, block_size, stride=1):
 
     English: how many next-token targets make_windows yields in total
     (number of windows × block_size).
+
+    不够一个窗口时是 0；block_size < 1 或 stride < 1 时与 make_windows 一样抛 ValueError。
 
     例：5 个 token、block_size=3 → 2 个窗口 × 3 = 6 个目标。
         >>> count_targets(5, 3)

@@ -71,7 +71,7 @@ def trace_shapes(model, input_ids, labels):
     "hidden" (what enters lm_head), "logits", "flat_logits", "flat_labels", "loss".
 
     隐藏状态用 model.hidden(input_ids)，logits 用 model(input_ids)
-    （或 model.lm_head(hidden)，二者相同）。
+    （或 model.lm_head(hidden)，二者相同）。每个值是 tuple(张量.shape)，0 维的 loss 是 ()。
 
     例（5.6 的设定：B=2、T=4、C=8、V=32）：
         >>> model = TinyGPT(vocab_size=32, block_size=8, n_embd=8)

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from grader.judge import Tol, call, check_value, probe, same  # noqa: F401
+from grader.judge import check_value, probe, same
 
 pytestmark = pytest.mark.exercise("ex06")
 

@@ -69,6 +69,12 @@ _ATEN_NAMES = {
 
 
 class _AtenNet(TorchDispatchMode):
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Otherwise __torch_dispatch__ is wrapped to import torch._dynamo on first use,
+        # which a fenced worker cannot (and which costs a second).
+        return False
+
     def __init__(self, used: list):
         super().__init__()
         self.used = used

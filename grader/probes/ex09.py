@@ -42,6 +42,8 @@ def forward(mod, vocab_size, idx, targets=None, wseed=0):
     B, T = idx.shape
     if targets is not None and logits.dim() == 2 and tuple(logits.shape) == (B * T, vocab_size):
         logits = logits.view(B, T, vocab_size)  # (B, T, V)
+    if isinstance(loss, torch.Tensor):
+        loss = loss.detach()
     return {"logits": logits.detach(), "loss": None if loss is None else float(loss)}
 
 

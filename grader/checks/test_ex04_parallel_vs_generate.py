@@ -1,0 +1,111 @@
+"""ex04 并行训练与逐 token 生成的检查 / checks for parallel training vs sequential generation (5.7 exercise 4)."""
+
+import pytest
+import torch
+
+from grader.judge import assert_ok, call, fail, observe, probe, read, same
+from grader.probes.ex04 import expected_frequencies
+
+pytestmark = pytest.mark.exercise("ex04")
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_causal_mask_small(student, reference):
+    """causal_mask：T=3 的下三角（含对角线）| causal_mask: the lower triangle for T=3"""
+    same(student, reference, call("causal_mask", 3))
+
+
+@pytest.mark.points(1)
+def test_causal_mask_sizes(student, reference):
+    """causal_mask：T = 1 … 9，布尔型 | causal_mask: T = 1 … 9, bool"""
+    for T in (1, 2, 5, 9):
+        same(student, reference, call("causal_mask", T))
+
+
+@pytest.mark.points(2)
+def test_prefix_logits_calls(student, reference):
+    """prefix_logits：T 次单独调用，每行取前缀的最后一个位置 | prefix_logits: T separate calls, last position of each prefix"""
+    same(student, reference, probe("ex04.prefix", kind="mix", B=2, T=5, seed=1))
+    same(student, reference, probe("ex04.prefix", kind="mix", vocab_size=7, B=3, T=1, seed=2))
+
+
+@pytest.mark.points(1)
+def test_prefix_logits_equals_causal_forward(student, reference):
+    """prefix_logits：对因果模型（TinyGPT）等于一次前向 | prefix_logits: equals one forward of a causal model"""
+    same(student, reference, probe("ex04.prefix_vs_forward", seed=3))
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_generate_shape_and_calls(student, reference):
+    """generate：形状 [B, T + max_new_tokens]，模型调用 max_new_tokens 次 | generate: shape and number of model calls"""
+    same(student, reference, probe("ex04.generate", kind="mix", B=2, T=3, max_new_tokens=6, seed=4, gseed=4))
+
+
+@pytest.mark.points(2)
+def test_generate_same_draws(student, reference):
+    """generate：同一个 generator 种子给出同样的 token | generate: the same generator seed gives the same tokens"""
+    same(student, reference, probe("ex04.generate", kind="mix", B=4, T=2, max_new_tokens=12, seed=5, gseed=55))
+    same(student, reference, probe("ex04.generate", kind="tinygpt", vocab_size=32, B=2, T=1, max_new_tokens=5,
+                                   block_size=8, seed=6, gseed=66))
+    same(student, reference, probe("ex04.generate", kind="mix", B=2, T=2, max_new_tokens=5, seed=7, gseed=77,
+                                   use_generator=False))
+
+
+@pytest.mark.points(1)
+def test_generate_crops_context(student, reference):
+    """generate：上下文裁到最后 block_size 个 | generate: the context is cropped to the last block_size ids"""
+    same(student, reference, probe("ex04.generate", kind="mix", B=2, T=3, max_new_tokens=8, block_size=4,
+                                   seed=8, gseed=88))
+    same(student, reference, probe("ex04.generate", kind="tinygpt", vocab_size=32, B=2, T=3, max_new_tokens=7,
+                                   block_size=6, seed=9, gseed=99))
+
+
+@pytest.mark.points(1)
+def test_generate_temperature(student, reference):
+    """generate：temperature 是除数（0.5 与 3.0）| generate: logits divided by temperature (0.5 and 3.0)"""
+    for t in (0.5, 3.0):
+        same(student, reference, probe("ex04.generate", kind="mix", B=4, T=2, max_new_tokens=10, temperature=t,
+                                       seed=10, gseed=110))
+
+
+@pytest.mark.points(1)
+def test_generate_samples_follow_softmax(student, reference):
+    """generate：抽样频率符合 softmax(logits / temperature)（±5σ）| generate: sample frequencies follow the softmax (±5σ)"""
+    n = 4000
+    for t in (1.0, 0.5):
+        got = assert_ok(observe(student, probe("ex04.generate_frequencies", t, n=n, gseed=123)),
+                        label=f"generate_frequencies(temperature={t})")
+        want = expected_frequencies(t)
+        if not isinstance(got, torch.Tensor) or got.shape != want.shape:
+            fail("抽样结果的形状不对", "the samples have the wrong shape", label="frequencies",
+                 expected=str(tuple(want.shape)), got=str(getattr(got, "shape", type(got).__name__)))
+        sigma = (want * (1 - want) / n).sqrt()
+        if bool(((got - want).abs() > 5 * sigma + 1e-3).any()):
+            fail(f"temperature={t} 时抽到各 token 的频率不符合 softmax(logits / temperature)：是不是取了 argmax、"
+                 "乘了 temperature，或者没有只用最后一个位置？",
+                 f"with temperature={t} the token frequencies do not follow softmax(logits / temperature): argmax, "
+                 "temperature multiplied, or not the last position only?",
+                 label=f"frequencies (temperature={t})",
+                 expected=" ".join(f"{p:.3f}" for p in want.tolist()),
+                 got=" ".join(f"{p:.3f}" for p in got.tolist()))
+
+
+@pytest.mark.points(1)
+def test_generate_bad_temperature(student, reference):
+    """generate：temperature <= 0 抛 ValueError | generate: ValueError when temperature <= 0"""
+    for t in (0.0, -1.0):
+        same(student, reference, probe("ex04.generate", kind="mix", max_new_tokens=2, temperature=t))
+    same(student, reference, probe("ex04.generate", kind="mix", B=1, T=2, max_new_tokens=0, seed=12))
+
+
+@pytest.mark.manual
+@pytest.mark.points(0)
+def test_why_parallel_answered(student, reference):
+    """WHY_PARALLEL：书面回答（待人工批改）| WHY_PARALLEL: the written answer (awaiting manual grading)"""
+    answer = assert_ok(observe(student, read("WHY_PARALLEL")), label="WHY_PARALLEL")
+    if not isinstance(answer, str) or not answer.strip():
+        fail("WHY_PARALLEL 应当是一段非空的文字回答", "WHY_PARALLEL must be a non-empty written answer",
+             label="WHY_PARALLEL", expected="非空字符串 / a non-empty str", got=repr(answer)[:40])
+    student.record("WHY_PARALLEL", "非空回答 / a non-empty answer", f"{len(answer.strip())} 字 / chars")

@@ -1,0 +1,103 @@
+"""ex05 TinyGPT 标签错位、展平与 loss 的检查 / checks for the label shift, flattening and loss (5.6, 5.7 exercise 5)."""
+
+import pytest
+import torch
+
+from grader.judge import Tol, assert_ok, call, fail, observe, probe, same
+
+pytestmark = pytest.mark.exercise("ex05")
+
+KEYS = ("input_ids", "hidden", "logits", "flat_logits", "flat_labels", "loss")
+COURSE_SHAPES = {"input_ids": (2, 4), "hidden": (2, 4, 8), "logits": (2, 4, 32), "flat_logits": (8, 32),
+                 "flat_labels": (8,), "loss": ()}
+COURSE_LABELS = [[4, 2, 8, -100], [2, 9, 1, -100]]
+GRAD_TOL = Tol(rtol=1e-4, atol=1e-6)
+
+
+def _check_shapes(student, got, expected: dict, where: str):
+    """Key by key, expected vs got, so the message names the stage that is wrong."""
+    if not isinstance(got, dict):
+        fail(f"{where} 应当返回 dict", f"{where} must return a dict", label=where,
+             expected="dict", got=type(got).__name__)
+    missing = [k for k in expected if k not in got]
+    extra = [k for k in got if k not in expected]
+    if missing or extra:
+        fail(f"{where} 的键不对：缺少 {missing}，多出 {extra}", f"{where} has the wrong keys: missing {missing}, "
+             f"unexpected {extra}", label=where, expected=str(list(expected)), got=str(list(got)))
+    for key, want in expected.items():
+        label = f'{where}["{key}"]'
+        value = got[key]
+        if key == "n_valid":
+            ok = type(value) is int and value == want
+        else:
+            ok = isinstance(value, tuple) and value == want
+        if not ok:
+            fail(f"{label} 不对：期望 {want}，得到 {value!r}", f"{label} is wrong: expected {want}, got {value!r}",
+                 label=label, expected=str(want), got=repr(value))
+        student.record(label, str(want), str(value))
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_make_lm_batch_course(student, reference):
+    """make_lm_batch：5.6 的数据，pad 换成 -100 | make_lm_batch: section 5.6's data, pad becomes -100"""
+    token_ids = torch.tensor([[1, 4, 2, 8, 0], [3, 2, 9, 1, 0]])  # (B, T+1)
+    same(student, reference, call("make_lm_batch", token_ids, pad_id=0))
+
+
+@pytest.mark.points(1)
+def test_make_lm_batch_random(student, reference):
+    """make_lm_batch：随机 batch；没有 pad_id、pad 在中间 | make_lm_batch: random batches, no pad_id, pads in the middle"""
+    g = torch.Generator().manual_seed(501)
+    token_ids = torch.randint(10, (3, 7), generator=g)  # (B, T+1)
+    same(student, reference, call("make_lm_batch", token_ids))
+    same(student, reference, call("make_lm_batch", token_ids, pad_id=3))
+    same(student, reference, call("make_lm_batch", token_ids, pad_id=99))  # no label equals it
+    same(student, reference, call("make_lm_batch", torch.tensor([[5, 6]]), pad_id=6))  # T = 1
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_lm_loss_course_snippet(student, reference):
+    """lm_loss：5.6 那段可执行核对（seed 42 的 embedding + lm_head）| lm_loss: section 5.6's runnable check"""
+    same(student, reference, probe("ex05.course_snippet"))
+
+
+@pytest.mark.points(2)
+def test_lm_loss_random(student, reference):
+    """lm_loss：随机 logits 与 -100，数值与梯度 | lm_loss: random logits and -100 labels, value and gradient"""
+    for B, T, V, seed, ignored in [(2, 4, 32, 511, 2), (3, 5, 7, 512, 0), (1, 1, 9, 513, 0), (4, 3, 65, 514, 5)]:
+        same(student, reference, probe("ex05.loss_and_grad", B, T, V, seed=seed, n_ignored=ignored), tol=GRAD_TOL)
+
+
+@pytest.mark.points(1)
+def test_lm_loss_one_tinygpt_step(student, reference):
+    """一步 TinyGPT：make_lm_batch → model → lm_loss，带 pad | one TinyGPT step with padding"""
+    same(student, reference, probe("ex05.one_step", pad_id=0, seed=521))
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_trace_shapes_course_setting(student, reference):
+    """trace_shapes：5.6 的设定 B=2、T=4、C=8、V=32 | trace_shapes: section 5.6's setting"""
+    got = assert_ok(observe(student, probe("ex05.trace", B=2, T=4, C=8, V=32, labels=COURSE_LABELS)),
+                    label="trace_shapes(TinyGPT(V=32, C=8), (2, 4), (2, 4))")
+    _check_shapes(student, got, COURSE_SHAPES, "trace_shapes")
+
+
+@pytest.mark.points(1)
+def test_trace_shapes_other_sizes(student, reference):
+    """trace_shapes：别的 B、T、C、V | trace_shapes: other B, T, C, V"""
+    for B, T, C, V, heads in [(3, 5, 12, 20, 3), (1, 7, 4, 65, 1)]:
+        c = probe("ex05.trace", B=B, T=T, C=C, V=V, n_head=heads, seed=B * 100 + T)
+        expected = assert_ok(reference.observe(c))
+        got = assert_ok(observe(student, c), label=c.label)
+        _check_shapes(student, got, expected, f"trace_shapes(B={B}, T={T}, C={C}, V={V})")
+
+
+@pytest.mark.public
+@pytest.mark.points(2)
+def test_shape_answers(student, reference):
+    """SHAPE_ANSWERS：手填 5.6 设定的形状与 n_valid | SHAPE_ANSWERS: section 5.6's shapes and n_valid by hand"""
+    got = assert_ok(observe(student, probe("ex05.shape_answers")), label="SHAPE_ANSWERS")
+    _check_shapes(student, got, {**COURSE_SHAPES, "n_valid": 6}, "SHAPE_ANSWERS")
