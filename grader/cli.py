@@ -81,6 +81,8 @@ def grading_options(func):
                      default="text", show_default=True),
         click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="写入文件 / write to FILE"),
         click.option("--color/--no-color", default=None, help="彩色输出 / colored text"),
+        click.option("--lang", "lang", type=click.Choice(["zh", "en"]), default=None,
+                     help="语言 / language (also before the command: grade --lang en ex03)"),
     ]
     for option in reversed(options):
         func = option(func)
@@ -91,9 +93,11 @@ def make_grade_command(name: str) -> click.Command:
     @click.command(name=name, help=f"评分 {name} / grade {name}" if name != "all" else "评分全部练习 / grade every exercise")
     @grading_options
     @click.pass_obj
-    def command(obj: CourseContext, submission, reference, fmt, out, color):
+    def command(obj: CourseContext, submission, reference, fmt, out, color, lang):
         from grader.grading import grade_command
 
+        if lang:
+            obj.lang = lang
         course = obj.course
         if name == "all":
             ids = [e.id for e in course.exercises]
@@ -126,25 +130,29 @@ def main(ctx, lang, course_path):
 
 
 @main.command("list")
+@click.option("--submission", type=click.Path(path_type=Path), default=None,
+              help="提交目录 / submission folder (default ./exercises)")
+@click.option("--color/--no-color", default=None, help="彩色输出 / colored text")
 @click.pass_obj
-def list_command(obj: CourseContext):
-    """列出练习 / list the exercises."""
-    from grader.report import pad
+def list_command(obj: CourseContext, submission, color):
+    """列出练习：标题、状态、得分、章节 / list the exercises: title, state, points, section."""
+    from grader.progress import status_lines, student_folder
 
-    course = obj.course
-    for assignment in course.assignments:
-        click.echo(f"[{assignment.id}] {assignment.title(obj.lang)}")
-        for ex in course.of_assignment(assignment.id):
-            click.echo(f"  {ex.id}  {pad(ex.title(obj.lang), 44)}{pad(ex.section, 22)}{ex.points:>3}")
+    use_color = sys.stdout.isatty() if color is None else color
+    click.echo("\n".join(status_lines(obj.course, student_folder(submission), obj.lang, color=use_color,
+                                      compact=True)))
 
 
 @main.command("hint")
 @click.argument("exercise_id")
 @click.option("--level", type=int, default=None, help="第几级提示 / which level (default: the next one)")
+@click.option("--submission", type=click.Path(path_type=Path), default=None,
+              help="提交目录（记录看到第几级）/ submission folder (remembers the level seen)")
 @click.pass_obj
-def hint_command(obj: CourseContext, exercise_id, level):
-    """显示下一级提示 / show the exercise's next hint."""
+def hint_command(obj: CourseContext, exercise_id, level, submission):
+    """显示下一级提示（或 --level N 那一级）/ show the exercise's next hint (or level N)."""
     from grader.hints import next_hint
+    from grader.progress import student_folder
 
     course = obj.course
     try:
@@ -152,8 +160,9 @@ def hint_command(obj: CourseContext, exercise_id, level):
     except CourseError:
         raise click.UsageError(say("unknown_exercise", obj.lang, id=exercise_id,
                                    known=", ".join(e.id for e in course.exercises))) from None
-    folder = Path.cwd() / "exercises"
-    click.echo(next_hint(ex, obj.lang, level=level, state_dir=folder if folder.is_dir() else Path.cwd()))
+    if level is not None and not 1 <= level <= len(ex.hints):
+        raise click.UsageError(say("hint_levels", obj.lang, id=ex.id, total=len(ex.hints)))
+    click.echo(next_hint(ex, obj.lang, level=level, state_dir=student_folder(submission)))
 
 
 @main.command("check")

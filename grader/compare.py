@@ -39,6 +39,10 @@ def short(value, limit: int = 60) -> str:
         return str(tuple(value.shape)) if value.dim() else _fmt_number(value.item())
     if isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
         return " ".join(short(v) for v in value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from grader.humanize import number
+
+        return number(value)  # a count read by people: 409,600,000 (409.6M)
     text = _inline(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -66,10 +70,18 @@ def _inline(value, depth: int = 0) -> str:
 
 
 def _fmt_number(x) -> str:
-    """Numbers as people read them (grader.numbers): `409,600,000 (409.6M)`, losses to 4 decimals."""
-    from grader.numbers import number
+    """A number inside a value (a list item, a tensor element): ints plain, floats to 4 decimals.
 
-    return number(x)
+    A number on its own gets the long form from `short` (grader.humanize: `409,600,000 (409.6M)`);
+    inside a list, thousands separators would read as more items.
+    """
+    import math
+
+    if isinstance(x, bool) or not isinstance(x, float):
+        return str(x)
+    if math.isnan(x) or math.isinf(x):
+        return str(x)
+    return f"{x:.4f}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3g}"
 
 
 def kind(value) -> str:

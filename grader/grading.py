@@ -6,6 +6,7 @@ here, so workers forked from it hold none of them; torch loads in both processes
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         from grader.live import LiveProgress
 
         references, recorded = references_for(course)
+        gc.freeze()  # what is loaded now lives until exit: spare pytest's full collections the scan
         with LiveProgress(enabled=None if fmt == "text" else False) as live:
             session = GradingSession(course, ids, submission=folder.resolve(), zygote=zygote, references=references,
                                      lang=lang, corpus=corpus_provider(course), public_only=recorded, on_progress=live)
@@ -82,7 +84,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
     finally:
         zygote.close()
     text = render(results, fmt, lang, color=(sys.stdout.isatty() if color is None and out is None else bool(color)),
-                  hidden_note=recorded)
+                  hidden_note=recorded, picture_dir=None if reference else folder / ".grade")
     if out:
         Path(out).write_text(text + "\n", encoding="utf-8")
     else:
@@ -100,13 +102,14 @@ def remember_attempt(folder: Path, results) -> None:
     record_attempt(folder, results)
 
 
-def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bool = False) -> str:
+def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bool = False,
+           picture_dir: Path | None = None) -> str:
     from grader import report
 
     if fmt == "json":
         return report.render_json(results, lang)
     if fmt == "text":
-        return report.render_text(results, lang, color=color, hidden_note=hidden_note)
+        return report.render_text(results, lang, color=color, hidden_note=hidden_note, picture_dir=picture_dir)
     from grader import ci_formats
 
     return ci_formats.render(fmt, results, lang)

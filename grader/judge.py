@@ -173,12 +173,33 @@ def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | 
         if finding.kind == "error":
             finding.diagnosis = diagnose(reference, a_call, expected, got, tol, dtype)
         raise CheckFailed(finding)
-    raise CheckFailed(Finding(
+    finding = Finding(
         "mismatch", label, expected=_expected_short(expected),
         got=_expected_short(got) if got.ok else f"raises {got.error_type}",
         zh=mismatch.zh, en=mismatch.en, output=got.output,
         traceback=(got.error or {}).get("traceback", "") if not got.ok else "",
-        diagnosis=diagnose(reference, a_call, expected, got, tol, dtype)))
+        diagnosis=diagnose(reference, a_call, expected, got, tol, dtype))
+    if got.ok and _is_id_list(expected.value) and _is_id_list(got.value):
+        _point_at_first_difference(student, finding, expected.value, got.value)
+    raise CheckFailed(finding)
+
+
+def _is_id_list(value) -> bool:
+    """A list of token ids or merges: long lists where the first difference is what matters."""
+    return isinstance(value, (list, tuple)) and all(isinstance(v, (int, tuple, list)) for v in value[:64])
+
+
+def _point_at_first_difference(student, finding: Finding, expected, got) -> None:
+    """Show where two id lists first differ (ex13), not the whole lists."""
+    from grader.pictures import difference_text, first_difference, item_text
+
+    diff = first_difference(expected, got)
+    if diff is None:
+        return
+    student.attach("difference", diff)
+    finding.expected = f"[{diff['index']}] {item_text(diff['expected'])}"
+    finding.got = f"[{diff['index']}] {item_text(diff['got'])}"
+    finding.zh, finding.en = difference_text(diff, "zh"), difference_text(diff, "en")
 
 
 def check_value(student, a_call: Call, expected, label: str | None = None, tol: Tol | None = None,

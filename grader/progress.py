@@ -144,14 +144,14 @@ def status_lines(course, folder: Path, lang: str, *, color: bool = False, compac
         lines.append(style(f"[{assignment.id}] {assignment.title(lang)}", bold=True))
         for r in mine:
             ex = r.exercise
-            pointer = "▶" if ex.id == current else " "
+            pointer = "▶ " if ex.id == current else "  "
             state = style(pad(f"{marks[r.state]} {label(r.state, lang)}", 14), fg=colors[r.state])
             points = f"{r.score if r.score is not None else '-'}/{r.max_score}"
-            line = f" {pointer}{ex.id}  {pad(_cut(ex.title(lang), 40), 42)}{state}{points:>6}"
+            line = f"{pointer}{ex.id}  {pad(_cut(ex.title(lang), 36), 38)}{state}{points:>6}"
             if compact:
-                line += "  " + _cut(ex.section, 36)
+                line += "  " + _cut(ex.section, 30)
             else:
-                when = r.time or say("never", lang)
+                when = r.time[5:] if r.time else say("never", lang)  # "11-29 21:26": short enough for 80 columns
                 if r.changed:
                     when += " " + say("changed_since", lang)
                 line += "  " + when

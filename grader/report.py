@@ -45,7 +45,10 @@ def check_message(check: CheckResult, lang: str) -> str:
     return "; ".join(parts)
 
 
-def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool = False, hidden_note: bool = False) -> str:
+def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool = False, hidden_note: bool = False,
+                picture_dir=None) -> str:
+    """The report for people. Checks' attachments are drawn under them (grader.pictures);
+    pictures saved as files (ex12's loss curve) go to `picture_dir` when it is given."""
     style = _styler(color)
     lines: list[str] = []
     for result in results:
@@ -57,6 +60,10 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
             continue
         for check in result.checks:
             lines.extend(_check_lines(check, ex.id, lang, style))
+            if check.attachments:
+                from grader.pictures import pictures_for
+
+                lines.extend("      " + l for l in pictures_for(check, lang, style=style, picture_dir=picture_dir))
     total = sum(r.score for r in results)
     possible = sum(r.max_score for r in results)
     if len(results) > 1:

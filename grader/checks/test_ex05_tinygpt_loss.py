@@ -82,6 +82,7 @@ def test_trace_shapes_course_setting(student, reference):
     """trace_shapes：5.6 的设定 B=2、T=4、C=8、V=32 | trace_shapes: section 5.6's setting"""
     got = assert_ok(observe(student, probe("ex05.trace", B=2, T=4, C=8, V=32, labels=COURSE_LABELS)),
                     label="trace_shapes(TinyGPT(V=32, C=8), (2, 4), (2, 4))")
+    student.attach("shapes", got)  # drawn as the pipeline [B,T] → [B,T,C] → [B,T,V] → ()
     _check_shapes(student, got, COURSE_SHAPES, "trace_shapes")
 
 

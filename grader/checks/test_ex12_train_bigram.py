@@ -13,8 +13,7 @@ decimals (only a loop that draws in the lesson's order gets it).
 
 import pytest
 
-from grader.judge import Tol, fail, probe, same
-from grader.judge import assert_ok
+from grader.judge import Tol, assert_ok, fail, probe, same
 
 pytestmark = pytest.mark.exercise("ex12")
 
@@ -83,6 +82,7 @@ def test_lesson_table(student, reference, corpus_path):
     """复现课文的表（4 位小数）| Reproduce the lesson's table to 4 decimals"""
     a_call = probe("ex12.history", corpus_path)
     history = assert_ok(student.observe(a_call), "train_bigram(train_data, val_data, 65)")
+    student.attach("history", history)  # drawn beside the lesson's table, as a curve
 
     def rows_of(hist):
         by_step = {r["step"]: r for r in hist if "step" in r}
@@ -142,7 +142,7 @@ def test_estimate_order_and_size(student, reference, corpus_path):
 
 @pytest.mark.points(2)
 def test_other_arguments(student, reference, corpus_path):
-    """其他参数（seed、batch_size、block_size…）也照用，结果与参考一致 | Every argument is used"""
+    """其他参数下（seed、batch_size、block_size…）与参考逐步一致 | With other arguments, the reference's run exactly"""
     same(student, reference, probe("ex12.short_history", corpus_path),
          label="train_bigram(…, max_iters=40, eval_interval=10, eval_iters=5, batch_size=8, block_size=6, seed=7)",
          tol=Tol(rtol=1e-5, atol=1e-5))
