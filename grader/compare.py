@@ -172,6 +172,11 @@ def _compare_tensor(expected: torch.Tensor, got, tol: Tol, check_dtype: bool, wh
                         f"dtype differs{where}: expected {expected.dtype}, got {got.dtype}")
     if expected.numel() == 0:
         return None
+    if expected.dim() == 0:  # a scalar tensor (a loss): compare it as a number
+        if expected.dtype == torch.bool:
+            return None if bool(expected) == bool(got) else Mismatch(
+                f"值不同{where}：期望 {bool(expected)}，得到 {bool(got)}", f"value differs{where}: expected {bool(expected)}, got {bool(got)}")
+        return _compare_number(expected.item(), got.item(), tol, where)
     if expected.is_floating_point() or got.is_floating_point():
         e, g = expected.double(), got.double()
         both_nan = torch.isnan(e) & torch.isnan(g)

@@ -75,6 +75,14 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
     return "\n".join(lines)
 
 
+def _head(mark: str, title: str, lang: str, expected: str, got: str) -> list[str]:
+    """The check's line: name, then expected against got (on the next line if the name is long)."""
+    values = f"{say('expected', lang)} {pad(expected, VALUE_WIDTH)}{say('got', lang)} {got}"
+    if width(title) >= NAME_WIDTH:
+        return [f"  {mark} {title}", f"    {' ' * NAME_WIDTH}{values}"]
+    return [f"  {mark} {pad(title, NAME_WIDTH)}{values}"]
+
+
 def _check_lines(check: CheckResult, exercise_id: str, lang: str, style) -> list[str]:
     title = check.title(lang)
     if check.manual:
@@ -86,15 +94,15 @@ def _check_lines(check: CheckResult, exercise_id: str, lang: str, style) -> list
     if check.passed:
         if check.shown:
             _, expected, got = check.shown[-1]
-            return [f"  {mark} {pad(title, NAME_WIDTH)}{say('expected', lang)} {pad(expected, VALUE_WIDTH)}{say('got', lang)} {got}"]
+            return _head(mark, title, lang, expected, got)
         return [f"  {mark} {title}"]
     if f.kind in ("not_implemented", "missing"):
         reason = f.en if lang == "en" else f.zh
         return [f"  {mark} {pad(title, NAME_WIDTH)}{reason}"]
-    head = f"  {mark} {pad(title, NAME_WIDTH)}"
     if f.expected is not None or f.got is not None:
-        head += f"{say('expected', lang)} {pad(str(f.expected), VALUE_WIDTH)}{say('got', lang)} {f.got}"
-    lines = [head]
+        lines = _head(mark, title, lang, str(f.expected), str(f.got))
+    else:
+        lines = [f"  {mark} {title}"]
     reason = f.en if lang == "en" else f.zh
     if f.label and f.kind != "custom":
         reason = f"{f.label}: {reason}" if reason else f.label
