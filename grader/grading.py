@@ -16,10 +16,12 @@ from grader.course import Course
 from grader.messages import say
 
 
-def start_zygote():
+def start_zygote(course: Course | None = None):
+    """Fork the zygote; workers may read the course's data folder (course.toml [data] dir)."""
     from grader.sandbox import Zygote
 
-    return Zygote().start()
+    grants = [str(course.root / course.data_dir)] if course is not None and course.data_dir else []
+    return Zygote(fence={"grants": grants} if grants else None).start()
 
 
 def corpus_provider(course: Course):
@@ -66,7 +68,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         folder = Path(submission) if submission else Path.cwd() / "exercises"
     if not folder.is_dir():
         raise click.UsageError(say("missing_folder", lang, path=folder))
-    zygote = start_zygote()
+    zygote = start_zygote(course)
     try:
         import torch
 
@@ -89,8 +91,8 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         Path(out).write_text(text + "\n", encoding="utf-8")
     else:
         click.echo(text)
-    if not reference:
-        remember_attempt(folder, results)
+    if submission is None and not reference and out is None:
+        remember_attempt(folder, results)  # a student's own run; CI and instructors leave no trace
     failed = any(not c.passed and not c.manual for r in results for c in r.checks)
     return 1 if failed or not any(r.checks for r in results) else 0
 

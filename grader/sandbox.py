@@ -4,7 +4,8 @@ The zygote is forked from the `grade` process at start-up, before the judge load
 reference solutions or the checks, and imports torch once. Each worker is forked from the
 zygote, so it starts in milliseconds with torch already loaded, and holds nothing of the
 reference or the hidden checks. The judge talks to a worker over a socket pair: requests
-are pickled by the judge (trusted), answers are plain data read with `wire.decode`.
+are pickled by the judge (trusted), answers are plain data read with `plaincodec.decode`
+(no pickle on the judge side: nothing the student sends can name a class or run code).
 
 A worker runs in its own process group; the judge kills the whole group when a call runs
 past its time limit, when the worker misbehaves, and at the end.
@@ -20,10 +21,11 @@ import socket
 import struct
 import time
 
-from grader import wire
-from grader.worker import recv_frame, send_frame
+from grader import plaincodec
+from grader.worker import recv_exact, recv_frame, send_frame
 
 DEFAULT_LIMITS = {"memory": 6 * 1024**3, "cpu": 900}
+MAX_ANSWER_BYTES = 256 * 1024**2  # one answer frame from a worker
 
 
 class WorkerTimeout(Exception):
@@ -42,6 +44,8 @@ def _zygote_main(sock: socket.socket) -> None:
 
     torch.set_num_threads(1)  # measured: one thread is never slower at these sizes
     import grader.probes.common  # noqa: F401  (warm the import for every worker)
+    import grader.fence  # noqa: F401
+    _warm_probes()
 
     while True:
         try:
@@ -71,6 +75,20 @@ def _zygote_main(sock: socket.socket) -> None:
         sock.sendall(struct.pack("!I", pid))
 
 
+def _warm_probes() -> None:
+    """Import every probe module once in the zygote, so each worker starts with them loaded."""
+    import importlib
+    import pkgutil
+
+    import grader.probes
+
+    for info in pkgutil.iter_modules(grader.probes.__path__):
+        try:
+            importlib.import_module(f"grader.probes.{info.name}")
+        except Exception:  # a probe module being written: the worker imports it (and fails) itself
+            pass
+
+
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
     data = b""
     while len(data) < n:
@@ -84,9 +102,14 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 class Zygote:
     """A process that forks workers on request. Start it before loading anything secret."""
 
-    def __init__(self):
+    def __init__(self, fence: dict | None = None):
         self._sock = None
         self.pid = None
+        self.fence = dict(fence or {})  # options for grader.fence (uid, hide, grants, enabled)
+        if "uid" not in self.fence:  # a uid of our own, so that close() can sweep it
+            from grader.fence import slot_uid
+
+            self.fence["uid"] = self.fence["gid"] = slot_uid(63)
 
     def start(self) -> "Zygote":
         if self._sock is not None:
@@ -107,7 +130,7 @@ class Zygote:
         """Fork a worker; returns its pid and the judge's end of its socket."""
         self.start()
         judge_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        body = json.dumps(setup).encode()
+        body = json.dumps({**setup, "fence": {**self.fence, **(setup.get("fence") or {})}}).encode()
         try:
             socket.send_fds(self._sock, [struct.pack("!I", len(body))], [worker_end.fileno()])
             self._sock.sendall(body)
@@ -127,47 +150,126 @@ class Zygote:
 
     def close(self) -> None:
         if self._sock is not None:
+            for proc in list(getattr(self, "_shared_workers", {}).values()):
+                proc.kill()
             self._sock.close()
             self._sock = None
+            from grader.fence import sweep_uid
+
+            sweep_uid(self.fence.get("uid"))  # what escaped its process group (setsid) dies too
             try:
                 os.waitpid(self.pid, 0)
             except ChildProcessError:
                 pass
 
 
+class _Process:
+    """One worker process; the Workers of one submission (one per exercise) share it."""
+
+    def __init__(self, pid: int, sock: socket.socket):
+        self.pid, self.sock = pid, sock
+        self.imported: set[str] = set()
+
+    def kill(self) -> None:
+        if self.sock is not None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.sock.close()
+            self.sock = None
+
+
 class Worker:
-    """The judge's handle on one worker process for one exercise of one submission."""
+    """The judge's handle on the worker that runs one exercise of one submission.
+
+    The exercises of one submission share one worker process (one fork per student, not
+    one per exercise); each exercise's module is imported in it on first use, timed on its
+    own. Whatever one exercise's code does to the process can only change that same
+    student's answers. A time-out or a crash kills the process; the next call starts a
+    fresh one.
+    """
 
     def __init__(self, zygote: Zygote, submission: str | None, module: str, limits: dict | None = None):
         self.zygote = zygote
+        self.module = module
         self.setup = {"submission": submission, "module": module, "limits": limits or DEFAULT_LIMITS}
-        self.pid = None
-        self._sock = None
+        self._key = (submission, json.dumps(self.setup["limits"], sort_keys=True))
+        self._proc: _Process | None = None
         self._import_timed_out = False
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def _sock(self) -> socket.socket | None:
+        return self._proc.sock if self._proc is not None else None
+
+    def _shared(self) -> dict:
+        pool = getattr(self.zygote, "_shared_workers", None)
+        if pool is None:
+            pool = {}
+            self.zygote._shared_workers = pool
+        return pool
+
     def _ensure(self, deadline: float) -> None:
-        """Start a worker and wait until it has imported the student's module."""
+        """A live worker that has imported this exercise's module."""
         if self._import_timed_out:
             raise WorkerTimeout("import")  # the module never finishes importing: do not wait again
-        if self._sock is None:
-            self.pid, self._sock = self.zygote.spawn(self.setup)
+        pool = self._shared()
+        proc = pool.get(self._key)
+        if proc is None or proc.sock is None:
+            pid, sock = self.zygote.spawn(self.setup)  # imports self.module first
+            proc = pool[self._key] = _Process(pid, sock)
+        else:
+            if self.module in proc.imported:
+                self._proc = proc
+                return
             try:
-                _recv_until(self._sock, deadline)
-            except (TimeoutError, socket.timeout):
-                self._import_timed_out = True
-                self.kill()
-                raise WorkerTimeout("import") from None
-            except (EOFError, OSError) as err:
-                self.kill()
-                raise WorkerDied(f"worker exited while importing ({type(err).__name__})") from None
+                send_frame(proc.sock, pickle.dumps({"import": self.module}))
+            except OSError:
+                proc.kill()
+                raise WorkerDied("worker exited") from None
+        self._proc = proc
+        try:
+            _recv_until(proc.sock, deadline)
+        except (TimeoutError, socket.timeout):
+            self._import_timed_out = True
+            self.kill()
+            raise WorkerTimeout("import") from None
+        except (EOFError, OSError) as err:
+            self.kill()
+            raise WorkerDied(f"worker exited while importing ({type(err).__name__})") from None
+        proc.imported.add(self.module)
 
-    def run(self, request: dict, timeout: float) -> dict:
-        """Send a probe request; the answer as plain data. Kills the worker on timeout."""
+    def run(self, request: dict, timeout: float, on_progress=None) -> dict:
+        """Send a probe request; the answer as plain data. Kills the worker on timeout.
+
+        Progress frames (`{"progress": (done, total)}`) sent while the call runs go to
+        `on_progress(done, total)`.
+        """
         deadline = time.monotonic() + timeout
         self._ensure(deadline)
         try:
-            send_frame(self._sock, pickle.dumps(request))
-            self._sock.settimeout(max(0.01, deadline - time.monotonic()))
+            send_frame(self._sock, pickle.dumps({**request, "module": self.module}))
+        except OSError as err:
+            self.kill()
+            raise WorkerDied(f"worker exited ({type(err).__name__})") from None
+        while True:
+            answer = self._next_answer(deadline, timeout)
+            progress = answer.get("progress") if isinstance(answer, dict) else None
+            if progress is None:
+                break
+            if on_progress is not None and isinstance(progress, tuple) and len(progress) == 2:
+                on_progress(*progress)
+        if not isinstance(answer, dict) or "ok" not in answer:
+            self.kill()
+            raise WorkerDied("malformed answer")
+        return answer
+
+    def _next_answer(self, deadline: float, timeout: float):
+        try:
             blob = _recv_until(self._sock, deadline)
         except (TimeoutError, socket.timeout):
             self.kill()
@@ -176,23 +278,19 @@ class Worker:
             self.kill()
             raise WorkerDied(f"worker exited ({type(err).__name__})") from None
         try:
-            answer = wire.decode(blob)
-        except wire.DecodeError as err:
+            return plaincodec.decode(blob)
+        except plaincodec.DecodeError as err:
             self.kill()
             raise WorkerDied(f"not plain data: {err}") from None
-        if not isinstance(answer, dict) or "ok" not in answer:
-            self.kill()
-            raise WorkerDied("malformed answer")
-        return answer
 
     def kill(self) -> None:
-        if self._sock is not None:
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self._sock.close()
-            self._sock = None
+        """Kill the worker process (and its process group), shared or not."""
+        if self._proc is not None:
+            self._proc.kill()
+            pool = self._shared()
+            if pool.get(self._key) is self._proc:
+                del pool[self._key]
+            self._proc = None
 
 
 def _recv_until(sock: socket.socket, deadline: float) -> bytes:
@@ -206,4 +304,8 @@ def _recv_until(sock: socket.socket, deadline: float) -> bytes:
             sock.settimeout(remaining)
             return sock.recv(n)
 
-    return recv_frame(_Deadline())
+    reader = _Deadline()
+    (n,) = struct.unpack("!Q", recv_exact(reader, 8))
+    if n > MAX_ANSWER_BYTES:
+        raise OSError(f"answer of {n} bytes is over the {MAX_ANSWER_BYTES} byte cap")
+    return recv_exact(reader, n)

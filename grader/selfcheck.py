@@ -101,7 +101,7 @@ def check_mistake(result: ExerciseResult, mistake: Mistake) -> Verdict:
 def run_selfcheck(course: Course, lang: str = "zh", only: list[str] | None = None, echo=click.echo) -> int:
     from grader.grading import start_zygote
 
-    zygote = start_zygote()
+    zygote = start_zygote(course)
     import torch
 
     torch.set_num_threads(1)

@@ -1,20 +1,17 @@
 """Plain data across the process boundary.
 
 The worker (student code) turns whatever the student returned into plain data with
-`to_plain`, and sends it as bytes written by `torch.save`. The judge reads them with
-`torch.load(..., weights_only=True)`, which accepts tensors, numbers, strings, lists,
-tuples, dicts and None, and refuses any other class: nothing the student defined is ever
-executed in the judging process.
+`to_plain`, and sends it as bytes written by `plaincodec.encode`. The judge reads them
+with `plaincodec.decode`, which builds only tensors, numbers, strings, lists, tuples, dicts
+and None: there is no class to look up, so nothing the student defined is ever executed
+in the judging process.
 """
 
 from __future__ import annotations
 
-import io
 import numbers
 
-
-class Unsupported(dict):
-    """Marker for a value that has no plain form (sent as a dict with one key)."""
+from grader import plaincodec
 
 
 def to_plain(value, _depth: int = 0):
@@ -58,24 +55,7 @@ def to_plain(value, _depth: int = 0):
     return {"__unsupported__": type(value).__name__}
 
 
-def encode(payload) -> bytes:
-    """Serialise plain data (worker side)."""
-    import torch
-
-    buffer = io.BytesIO()
-    torch.save(payload, buffer)
-    return buffer.getvalue()
-
-
-class DecodeError(Exception):
-    """The worker sent something that is not plain data."""
-
-
-def decode(blob: bytes):
-    """Read plain data without executing anything from it (judge side)."""
-    import torch
-
-    try:
-        return torch.load(io.BytesIO(blob), weights_only=True, map_location="cpu")
-    except Exception as err:  # any refusal means the payload was not plain data
-        raise DecodeError(f"{type(err).__name__}: {str(err)[:300]}") from None
+# The one codec for answers: bounded, tagged, no pickle (see grader.plaincodec).
+encode = plaincodec.encode
+decode = plaincodec.decode
+DecodeError = plaincodec.DecodeError

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import pickle
 import resource
@@ -18,10 +19,11 @@ import socket
 import struct
 import sys
 import tempfile
+import time
 import traceback
 from pathlib import Path
 
-from grader import wire
+from grader import plaincodec, wire
 
 OUTPUT_CAP = 4000  # characters of the student's printed output kept per call
 FILE_SIZE_CAP = 16 * 1024 * 1024  # bytes a worker may write to any one file
@@ -109,16 +111,20 @@ class Submission:
         return self._module
 
 
-def run_request(request: dict, module_source, folder: str | None = None) -> dict:
+def run_request(request: dict, module_source, folder: str | None = None, progress=None) -> dict:
     """Run one probe on the module that `module_source()` returns; the outcome as plain data.
 
     `folder` is the submission folder: traceback frames from files inside it are the
-    student's and are kept; the grader's own frames are left out.
+    student's and are kept; the grader's own frames are left out. A probe that takes a
+    `progress` argument gets `progress(done, total)` to report a long run (ex12's training).
     """
     try:
         mod = module_source()
         probe = resolve_probe(request["probe"])
-        value = probe(mod, *request.get("args", ()), **request.get("kwargs", {}))
+        kwargs = dict(request.get("kwargs", {}))
+        if progress is not None and "progress" in inspect.signature(probe).parameters:
+            kwargs["progress"] = progress
+        value = probe(mod, *request.get("args", ()), **kwargs)
         return {"ok": True, "value": wire.to_plain(value)}
     except BaseException as err:  # the student's code may raise anything, even SystemExit
         if isinstance(err, KeyboardInterrupt):
@@ -127,7 +133,7 @@ def run_request(request: dict, module_source, folder: str | None = None) -> dict
 
 
 def _apply_limits(limits: dict) -> None:
-    """Resource limits for the worker (best effort where the platform lacks one)."""
+    """Resource limits only (kept for callers that fence nothing else; see grader.fence)."""
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-long write fails instead of killing
     for name, value in (("RLIMIT_FSIZE", FILE_SIZE_CAP), ("RLIMIT_AS", limits.get("memory")),
                         ("RLIMIT_CPU", limits.get("cpu")), ("RLIMIT_CORE", 0)):
@@ -162,32 +168,64 @@ def _redirect_output(workdir: str):
     return take
 
 
+def _progress_sender(sock: socket.socket, every: float = 0.25):
+    """A `progress(done, total)` for probes: sends a small frame at most every `every` s."""
+    last = [0.0]
+
+    def progress(done, total) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every or done >= total:
+            last[0] = now
+            send_frame(sock, plaincodec.encode({"progress": (int(done), int(total))}))
+
+    return progress
+
+
 def serve(sock: socket.socket, setup: dict) -> None:
-    """Worker main loop: answer run requests until the judge closes the socket."""
-    _apply_limits(setup.get("limits", {}))
-    workdir = tempfile.mkdtemp(prefix="grade-worker-")
+    """Worker main loop: answer run requests until the judge closes the socket.
+
+    The worker is fenced first (grader.fence: limits, namespaces, another user, the
+    submission copied to a private folder); only then is the student's module loaded.
+    """
+    from grader import fence
+
+    folder, workdir = fence.enter(setup, keep_fds={sock.fileno()})
     os.chdir(workdir)
-    folder = setup.get("submission")
     if folder:
         sys.path.insert(0, folder)
     take_output = _redirect_output(workdir)
-    submission = Submission(folder, setup["module"])
-    try:
-        submission.module()  # import now, so the judge can time the import on its own
-    except BaseException:
-        pass  # reported to every call by run_request
-    send_frame(sock, wire.encode({"ok": True, "value": "imported", "output": ""}))
+    submissions: dict[str, Submission] = {}
+
+    def load(name: str) -> Submission:
+        """Import exercise module `name` now, so the judge can time the import on its own."""
+        if name not in submissions:
+            submissions[name] = Submission(folder, name)
+            try:
+                submissions[name].module()
+            except BaseException:
+                pass  # reported to every call by run_request
+        send_frame(sock, plaincodec.encode({"ok": True, "value": "imported", "output": ""}))
+        return submissions[name]
+
+    load(setup["module"])
+    progress = _progress_sender(sock)
     while True:
         try:
             request = pickle.loads(recv_frame(sock))  # from the judge: trusted
         except EOFError:
             return
-        answer = run_request(request, submission.module, folder)
+        if "import" in request:
+            load(request["import"])
+            continue
+        submission = submissions.get(request.get("module") or setup["module"])
+        if submission is None:
+            submission = submissions[request["module"]] = Submission(folder, request["module"])
+        answer = run_request(request, submission.module, folder, progress=progress)
         answer["output"] = take_output()
         try:
-            blob = wire.encode(answer)
+            blob = plaincodec.encode(answer)
         except Exception as err:  # a value torch cannot save
-            blob = wire.encode({"ok": False, "output": answer["output"],
+            blob = plaincodec.encode({"ok": False, "output": answer["output"],
                                 "error": {"type": "UnsupportedResult", "mro": ["UnsupportedResult"],
                                           "message": f"{type(err).__name__}", "traceback": "", "not_implemented": False}})
         send_frame(sock, blob)

@@ -90,7 +90,7 @@ def test_lesson_table(student, reference, corpus_path):
 
     got_rows = rows_of(history)
     if got_rows == LESSON:
-        student.record("lesson table", _fmt_rows(LESSON), _fmt_rows(got_rows))
+        student.record("lesson table", f"{len(LESSON)} 行 / rows", f"{len(LESSON)}/{len(LESSON)} ✓")
         return
     first = next(i for i, (a, b) in enumerate(zip(LESSON, got_rows)) if a != b)
     diagnosis = _diagnose(reference, a_call, lambda h: rows_of(h) == got_rows)

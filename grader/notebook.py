@@ -1,0 +1,176 @@
+"""Run one check from a notebook: what every test cell of the nbgrader notebooks calls.
+
+    run_check("ex03", "test_answer_params", globals())
+
+runs the check function `test_answer_params` of `grader/checks/test_ex03_param_budget.py`
+(the same function `grade ex03` runs) with `student` = the notebook's own namespace (the
+functions the student defined in the answer cells, run in this process) and `reference`
+= the reference solutions (or, in a student release, the recorded answers). It prints
+one line like the command line does (pass or fail, expected against got, shapes first,
+the known mistake the answer matches) and raises `AssertionError` when the check fails,
+so that nbgrader takes the cell's points away.
+
+The student's code runs in the notebook's kernel, as nbgrader always runs it: the
+isolation of `grade` (a worker process with limits) does not apply here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import importlib
+import importlib.util
+import os
+import sys
+import time
+import types
+from pathlib import Path
+
+from grader.course import Course, load_course
+
+_courses: dict[str, Course] = {}
+_references: dict[str, object] = {}
+_corpus: dict[str, object] = {}
+
+
+class CheckFailedInNotebook(AssertionError):
+    """The check did not pass: nbgrader deducts the cell's points."""
+
+
+def _course() -> Course:
+    path = os.environ.get("GRADE_COURSE") or ""
+    if path not in _courses:
+        _courses[path] = load_course(Path(path) if path else None)
+    return _courses[path]
+
+
+def _references_for(course: Course):
+    key = str(course.root)
+    if key not in _references:
+        from grader.grading import references_for
+
+        _references[key] = references_for(course)[0]
+    return _references[key]
+
+
+def _corpus_path(course: Course):
+    key = str(course.root)
+    if key not in _corpus:
+        from grader.grading import corpus_provider
+
+        _corpus[key] = corpus_provider(course)
+    return _corpus[key]()
+
+
+def _lang(lang: str | None) -> str:
+    if lang in ("zh", "en"):
+        return lang
+    from grader.cli import default_lang
+
+    return default_lang()
+
+
+def namespace_module(namespace: dict) -> types.ModuleType:
+    """The module whose globals are `namespace` (IPython's `__main__`), so that probes
+    that swap a module global for one call (`get_batch` for ex11) reach the functions the
+    student defined; a plain module holding a copy of the names otherwise."""
+    if isinstance(namespace, types.ModuleType):
+        return namespace
+    for module in list(sys.modules.values()):
+        if isinstance(module, types.ModuleType) and getattr(module, "__dict__", None) is namespace:
+            return module
+    module = types.ModuleType("notebook")
+    module.__dict__.update(namespace)
+    return module
+
+
+def _cell_folder(module: types.ModuleType) -> str | None:
+    """Where the kernel keeps the cells' code (ipykernel: /tmp/ipykernel_<pid>/): frames
+    from there are the student's own and are shown in a traceback."""
+    for value in list(vars(module).values()):
+        code = getattr(value, "__code__", None)
+        filename = getattr(code, "co_filename", "")
+        if filename and os.path.isabs(filename) and "ipykernel" in filename:
+            return os.path.dirname(filename)
+    return None
+
+
+def _marks(func) -> dict[str, tuple]:
+    module = sys.modules.get(func.__module__)
+    found = {}
+    marks = getattr(module, "pytestmark", []) if module else []
+    marks = list(marks) if isinstance(marks, (list, tuple)) else [marks]
+    for mark in marks + list(getattr(func, "pytestmark", [])):
+        mark = getattr(mark, "mark", mark)  # a MarkDecorator holds its Mark
+        found[mark.name] = mark.args
+    return found
+
+
+def _check_function(course: Course, exercise_id: str, check_name: str):
+    ex = course.exercise(exercise_id)
+    stem = ex.check_module.removesuffix(".py")
+    if _is_package_course(course):
+        module = importlib.import_module(f"grader.checks.{stem}")
+    else:  # GRADE_COURSE names another kit: load its check module from the file
+        name = f"_course_checks_{abs(hash(str(course.root)))}.{stem}"
+        module = sys.modules.get(name)
+        if module is None:
+            spec = importlib.util.spec_from_file_location(name, course.checks_dir / ex.check_module)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+    func = getattr(module, check_name, None)
+    if func is None:
+        raise LookupError(f"{exercise_id}: 没有检查 {check_name} / no check named {check_name} "
+                          f"(这个环境里的评分工具不含隐藏测试？/ is this a student release without hidden checks?)")
+    return ex, func
+
+
+def _is_package_course(course: Course) -> bool:
+    import grader
+
+    return Path(grader.__file__).resolve().parent == (course.root / "grader").resolve()
+
+
+def run_check(exercise_id: str, check_name: str, namespace: dict, *, lang: str | None = None,
+              quiet: bool = False):
+    """Run one check on the notebook's definitions; print its line; raise if it fails."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of the traceback
+    from grader import report
+    from grader.judge import CheckFailed, Finding, StudentView
+    from grader.results import CheckResult, title_from_doc
+    from grader.subjects import InProcessSubject
+
+    lang = _lang(lang)
+    course = _course()
+    ex, func = _check_function(course, exercise_id, check_name)
+    marks = _marks(func)
+    points = int(marks.get("points", (0,))[0])
+    timeout = float(marks["timeout_s"][0]) if "timeout_s" in marks else ex.timeout
+    module = namespace_module(namespace)
+    view = StudentView(InProcessSubject(module, _cell_folder(module)), timeout)
+    fixtures = {"student": lambda: view, "reference": lambda: _references_for(course)(exercise_id),
+                "corpus_path": lambda: _corpus_path(course), "lang": lambda: lang}
+    started = time.monotonic()
+    finding = None
+    try:
+        wanted = inspect.signature(func).parameters
+        unknown = [name for name in wanted if name not in fixtures]
+        if unknown:
+            raise TypeError(f"check {check_name} asks for unknown fixtures {unknown}")
+        func(**{name: fixtures[name]() for name in wanted})
+    except CheckFailed as failed:
+        finding = failed.finding
+    except Exception as err:  # a bug in the grader (or the data is missing): say so plainly
+        finding = Finding("grader_error", check_name, zh=f"评分程序出错：{type(err).__name__}: {err}",
+                          en=f"grader error: {type(err).__name__}: {err}")
+    result = CheckResult(exercise=exercise_id, name=check_name, title=title_from_doc(func.__doc__, check_name),
+                         max_points=points, passed=finding is None, public="public" in marks,
+                         manual="manual" in marks, finding=finding, shown=list(view.shown),
+                         attachments=dict(view.attachments), seconds=time.monotonic() - started)
+    if not quiet:
+        head = f"{exercise_id}  {ex.title(lang)}"
+        print(report.pad(head, 66) + f"{result.points}/{points}")
+        print("\n".join(report._check_lines(result, exercise_id, lang, lambda text, **_: text)))
+    if not result.passed and not result.manual:
+        raise CheckFailedInNotebook(f"{exercise_id} {check_name}: {report.check_message(result, lang) or finding.kind}")
+    return result

@@ -1,0 +1,160 @@
+"""`grade batch` / `grade merge`：成绩册、断点续评（kill -9）、分片合并、nbgrader 提交。
+
+Tests for grade batch: the gradebook's shape, resuming after kill -9 gives the same
+gradebook without regrading finished students, shards merge into the full gradebook,
+nbgrader submissions are extracted and graded. Uses the course cut to ex01 and ex02 that
+test_attacks builds (symlinks to the kit's folders), everything under tmp_path.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from test_attacks import EX01, EX02, GRADE, KIT, WRONG, make_course
+
+
+def cohort(folder: Path, n: int, slow: float = 0.0) -> Path:
+    """n students: every third honest, every third wrong, every third the stub."""
+    for i in range(n):
+        student = folder / f"s{i:02d}"
+        student.mkdir(parents=True)
+        kind = i % 3
+        ex01 = (KIT / "solutions" / EX01).read_text(encoding="utf-8") if kind == 0 else (
+            WRONG if kind == 1 else (KIT / "exercises" / EX01).read_text(encoding="utf-8"))
+        if slow:
+            ex01 = f"import time\ntime.sleep({slow})\n" + ex01
+        (student / EX01).write_text(ex01, encoding="utf-8")
+        src = KIT / ("solutions" if kind == 0 else "exercises") / EX02
+        (student / EX02).write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    return folder
+
+
+def batch(course: Path, folder: Path, out: Path, *extra: str, **kw):
+    return subprocess.run(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
+                                   "--no-progress", *extra], capture_output=True, text=True, timeout=600, **kw)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    return make_course(tmp_path_factory.mktemp("course"))
+
+
+def test_gradebook(course, tmp_path):
+    folder = cohort(tmp_path / "cohort", 3)
+    run = batch(course, folder, tmp_path / "out", "-j", "2")
+    assert run.returncode == 0, run.stderr
+    rows = list(csv.reader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
+    assert rows[0] == ["student", "ex01", "ex02", "total", "max"]
+    assert rows[1][0] == "(max)"
+    scores = {r[0]: r[1:] for r in rows[2:]}
+    assert scores["s00"][-2] == scores["s00"][-1] == rows[1][3]  # honest: full marks
+    assert scores["s01"][-2] == "0" and scores["s02"][-2] == "0"
+    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    entry = book["students"]["s00"]
+    assert set(entry) >= {"score", "max_score", "exercises"}
+    assert {"name", "passed", "score", "max_score", "message"} <= set(entry["exercises"][0]["checks"][0])
+
+
+def test_resume_after_kill9_is_identical(course, tmp_path):
+    folder = cohort(tmp_path / "cohort", 9, slow=0.4)
+    full = batch(course, folder, tmp_path / "full", "-j", "1")
+    assert full.returncode == 0, full.stderr
+
+    out = tmp_path / "killed"
+    cmd = GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out), "--no-progress", "-j", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and len(list((out / "students").glob("*.json"))) < 3:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = {p.name: p.stat().st_mtime_ns for p in (out / "students").glob("*.json")}
+    assert 3 <= len(done) < 9, "the kill came too late to test resuming"
+    assert not (out / "grades.csv").exists()
+
+    rerun = batch(course, folder, out, "-j", "2")
+    assert rerun.returncode == 0, rerun.stderr
+    for name, mtime in done.items():  # finished students were not graded again
+        assert (out / "students" / name).stat().st_mtime_ns == mtime
+    for name in ("grades.csv", "results.json"):
+        assert (out / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
+
+
+def test_changed_submission_is_regraded(course, tmp_path):
+    folder = cohort(tmp_path / "cohort", 2)
+    assert batch(course, folder, tmp_path / "out").returncode == 0
+    (folder / "s01" / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+    assert batch(course, folder, tmp_path / "out").returncode == 0
+    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert book["students"]["s01"]["exercises"][0]["score"] == book["students"]["s00"]["exercises"][0]["score"] > 0
+
+
+def test_shards_merge_into_the_full_gradebook(course, tmp_path):
+    folder = cohort(tmp_path / "cohort", 5)
+    assert batch(course, folder, tmp_path / "full", "-j", "2").returncode == 0
+    for i in (1, 2):
+        run = batch(course, folder, tmp_path / f"shard{i}", "--shard", f"{i}/2")
+        assert run.returncode == 0, run.stderr
+    a = json.loads((tmp_path / "shard1" / "results.json").read_text(encoding="utf-8"))
+    b = json.loads((tmp_path / "shard2" / "results.json").read_text(encoding="utf-8"))
+    assert set(a["students"]).isdisjoint(b["students"]) and len(a["students"]) + len(b["students"]) == 5
+    run = subprocess.run(GRADE + ["--course", str(course), "merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"),
+                                  "--out", str(tmp_path / "merged")], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    for name in ("grades.csv", "results.json"):
+        assert (tmp_path / "merged" / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
+
+
+def test_bad_shard_is_a_usage_error(course, tmp_path):
+    folder = cohort(tmp_path / "cohort", 1)
+    run = batch(course, folder, tmp_path / "out", "--shard", "3/2")
+    assert run.returncode == 2
+
+
+def _notebook(cells: list[tuple[str, dict | None]]) -> dict:
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+            "cells": [{"cell_type": "code", "execution_count": None, "outputs": [], "source": src,
+                       "metadata": ({"nbgrader": meta} if meta else {})} for src, meta in cells]}
+
+
+def test_nbgrader_submissions(course, tmp_path):
+    solution = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
+    stub = (KIT / "exercises" / EX01).read_text(encoding="utf-8")
+    for student, code in (("ann", solution), ("ben", stub)):
+        folder = tmp_path / "submitted" / student / "ch05"
+        folder.mkdir(parents=True)
+        nb = _notebook([
+            ("%matplotlib inline\nimport torch\n", None),
+            (code, {"grade_id": "ex01_answer", "solution": True, "grade": False, "locked": False}),
+            ("assert shift_pairs([1, 2, 3]) == ([1, 2], [2, 3])\n",
+             {"grade_id": "ex01_tests", "solution": False, "grade": True, "points": 1, "locked": True}),
+        ])
+        (folder / "ch05.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    run = batch(course, tmp_path / "submitted", tmp_path / "out", "--only", "ex01")
+    assert run.returncode == 0, run.stderr
+    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert book["students"]["ann"]["score"] == book["students"]["ann"]["max_score"] > 0
+    assert book["students"]["ben"]["score"] == 0
+    extracted = (tmp_path / "out" / "extracted" / "ann" / EX01).read_text(encoding="utf-8")
+    assert "# %matplotlib inline" in extracted and "assert shift_pairs" not in extracted
+
+
+def test_per_student_reports(course, tmp_path):
+    folder = cohort(tmp_path / "cohort", 1)
+    run = batch(course, folder, tmp_path / "out", "--format", "junit", "--format", "gradescope")
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "out" / "reports" / "s00.xml").is_file()
+    data = json.loads((tmp_path / "out" / "reports" / "s00.gradescope.json").read_text(encoding="utf-8"))
+    assert data["score"] == data["max_score"] > 0
+
+
+_ = sys
