@@ -193,6 +193,8 @@ def serve(sock: socket.socket, setup: dict) -> None:
     os.chdir(workdir)
     if folder:
         sys.path.insert(0, folder)
+    # Stand-ins for earlier exercises a submission lacks (ex11 imports ex08's get_batch).
+    sys.path.append(str(Path(__file__).resolve().parent / "earlier"))
     take_output = _redirect_output(workdir)
     submissions: dict[str, Submission] = {}
 

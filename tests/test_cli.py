@@ -89,3 +89,12 @@ def test_a_student_file_that_misbehaves_at_import_is_reported(grade_exe, tmp_pat
     run = grade(grade_exe, "--lang", "en", "ex01", "--submission", str(sub))
     assert run.returncode == 1
     assert "Traceback (most recent call last)" not in run.stdout + run.stderr
+
+
+def test_a_later_exercise_is_graded_without_the_earlier_files(grade_exe, root, tmp_path):
+    # ex11 imports ex08's get_batch; a submission of ex11 alone is still graded on ex11 alone.
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    shutil.copy(root / "solutions" / "ex11_estimate_loss.py", sub)
+    run = grade(grade_exe, "--lang", "en", "ex11", "--submission", str(sub))
+    assert run.returncode == 0, run.stdout + run.stderr
