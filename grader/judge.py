@@ -185,8 +185,16 @@ def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | 
 
 
 def _is_id_list(value) -> bool:
-    """A list of token ids or merges: long lists where the first difference is what matters."""
-    return isinstance(value, (list, tuple)) and all(isinstance(v, (int, tuple, list)) for v in value[:64])
+    """A list of token ids or merges (ints, or tuples of ints): the first difference is what matters."""
+
+    def ids(v, depth=0) -> bool:
+        if isinstance(v, bool):
+            return False
+        if isinstance(v, int):
+            return True
+        return isinstance(v, (list, tuple)) and depth < 3 and all(ids(x, depth + 1) for x in v)
+
+    return isinstance(value, (list, tuple)) and ids(value)
 
 
 def _point_at_first_difference(student, finding: Finding, expected, got) -> None:

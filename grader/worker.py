@@ -13,6 +13,7 @@ import importlib.util
 import inspect
 import os
 import pickle
+import re
 import resource
 import signal
 import socket
@@ -77,6 +78,10 @@ def describe_error(err: BaseException, submission_dir: str | None) -> dict:
     if isinstance(err, SyntaxError) and err.filename and root and os.path.realpath(err.filename).startswith(root):
         lines.append(f'  File "{Path(err.filename).name}", line {err.lineno}\n    {(err.text or "").strip()}')
     mro = [c.__name__ for c in type(err).__mro__]
+    if type(err) is AttributeError and re.match(r"module 'ex\d\d_\w+' has no attribute", str(err)):
+        mro = ["MissingName"] + mro  # a probe looked up a name the exercise file does not define
+        return {"type": "MissingName", "mro": mro, "message": f"没有找到 {err.name} / {err.name} is not defined in the file",
+                "traceback": "", "not_implemented": False}
     try:
         message = str(err)[:1000]
     except Exception:  # a student's exception whose __str__ fails
