@@ -316,17 +316,6 @@ score yet. ex04's `WHY_PARALLEL` is a written answer graded by hand; here it sho
 | `datasets/` | 数据集目录与说明 / the data set catalog and its README |
 """
 
-PACKAGE_DATA_LINES = '"grader" = ["answers.bin"]\n'
-
-
-def _patch_pyproject(text: str) -> str:
-    """Ship answers.bin with the package (also for a non-editable install)."""
-    header = "[tool.setuptools.package-data]\n"
-    if header in text:
-        return text.replace(header, header + PACKAGE_DATA_LINES, 1)
-    return text.rstrip("\n") + "\n\n" + header + PACKAGE_DATA_LINES
-
-
 def _copy_grader(src: Path, dst: Path, course: Course) -> dict[str, list[str]]:
     """The grader package without mistakes' code and hidden checks; the checks kept."""
     kept: dict[str, list[str]] = {}
@@ -387,8 +376,8 @@ def build_release(course: Course, out: Path, *, force: bool = False, echo=click.
     for name in ("catalog.toml", "README.md"):
         if (course.root / "datasets" / name).is_file():
             shutil.copy2(course.root / "datasets" / name, out / "datasets" / name)
-    pyproject = (course.root / "pyproject.toml").read_text(encoding="utf-8")
-    (out / "pyproject.toml").write_text(_patch_pyproject(pyproject), encoding="utf-8")
+    # pyproject.toml already ships grader/answers.bin as package data
+    shutil.copy2(course.root / "pyproject.toml", out / "pyproject.toml")
     (out / "README.md").write_text(STUDENT_README.format(title_zh=course.title.zh, title_en=course.title.en),
                                    encoding="utf-8")
     (out / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.venv/\n.grade-state.json\n", encoding="utf-8")
