@@ -382,15 +382,9 @@ def build_nbgrader(course: Course, out: Path, *, force: bool = False, echo=click
 
     if not course.solutions_dir.is_dir():
         raise click.UsageError("这个工具包没有 solutions/，不能生成 nbgrader 作业 / this kit has no solutions/")
-    out = Path(out).resolve()
-    root = course.root.resolve()
-    if out == root or out in root.parents:
-        raise click.UsageError(f"不能写进工具包自己 / will not write into the kit itself: {out}")
-    if out.exists() and any(out.iterdir()):
-        if not force:
-            raise click.UsageError(f"{out} 不是空目录（加 --force 覆盖）/ is not empty (use --force to replace it)")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    from grader.release import fresh_output_folder
+
+    out = fresh_output_folder(course, out, force=force)
     timeout = int(max([60.0] + [e.timeout * 4 for e in course.exercises]))
     (out / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(
         title_en=course.title.en, course_id="gpt-course", timeout=timeout), encoding="utf-8")

@@ -316,6 +316,20 @@ score yet. ex04's `WHY_PARALLEL` is a written answer graded by hand; here it sho
 | `datasets/` | 数据集目录与说明 / the data set catalog and its README |
 """
 
+def fresh_output_folder(course: Course, out: Path, *, force: bool) -> Path:
+    """An empty folder to build into: never the kit itself, never a full folder without --force."""
+    out = Path(out).resolve()
+    root = course.root.resolve()
+    if out == root or out in root.parents:
+        raise click.UsageError(f"不能写进工具包自己 / will not write into the kit itself: {out}")
+    if out.exists() and any(out.iterdir()):
+        if not force:
+            raise click.UsageError(f"{out} 不是空目录（加 --force 覆盖）/ is not empty (use --force to replace it)")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def _copy_grader(src: Path, dst: Path, course: Course) -> dict[str, list[str]]:
     """The grader package without mistakes' code and hidden checks; the checks kept."""
     kept: dict[str, list[str]] = {}
@@ -348,15 +362,7 @@ def build_release(course: Course, out: Path, *, force: bool = False, echo=click.
     if not course.solutions_dir.is_dir():
         raise click.UsageError("这个工具包没有 solutions/，不能生成发行版 / this kit has no solutions/: "
                                "a release is built from the instructor's kit")
-    out = Path(out).resolve()
-    root = course.root.resolve()
-    if out == root or out in root.parents:
-        raise click.UsageError(f"不能写进工具包自己 / will not write into the kit itself: {out}")
-    if out.exists() and any(out.iterdir()):
-        if not force:
-            raise click.UsageError(f"{out} 不是空目录（加 --force 覆盖）/ is not empty (use --force to replace it)")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = fresh_output_folder(course, out, force=force)
 
     echo("录制公开检查的参考答案 / recording the reference's answers to the public checks …")
     answers = record_answers(course, [e.id for e in course.exercises], public_only=True)

@@ -7,10 +7,7 @@ import random
 
 import torch
 
-
-def _read(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+from grader.probes._pieces import read_corpus
 
 
 def _chars_of(tok):
@@ -20,7 +17,7 @@ def _chars_of(tok):
 
 def vocab_facts(mod, path):
     """The lesson's facts about the vocabulary of tiny Shakespeare."""
-    tok = mod.CharTokenizer(_read(path))
+    tok = mod.CharTokenizer(read_corpus(path))
     chars = _chars_of(tok)
     return {
         "vocab_size": int(tok.vocab_size),
@@ -33,13 +30,13 @@ def vocab_facts(mod, path):
 
 def encode_corpus(mod, path, s):
     """encode(s) with the tokenizer built on the corpus, as a list of ints."""
-    tok = mod.CharTokenizer(_read(path))
+    tok = mod.CharTokenizer(read_corpus(path))
     return [int(i) for i in tok.encode(s)]
 
 
 def decode_corpus(mod, path, ids, as_tensor=False):
     """decode(ids) with the tokenizer built on the corpus (ids as a list or a 1-D tensor)."""
-    tok = mod.CharTokenizer(_read(path))
+    tok = mod.CharTokenizer(read_corpus(path))
     if as_tensor:
         ids = torch.tensor(ids, dtype=torch.long)
     return tok.decode(ids)
@@ -99,7 +96,7 @@ def corpus_roundtrip(mod, path):
     """encode the whole corpus, then decode it: a digest of the ids and whether the text came back."""
     import hashlib
 
-    text = _read(path)
+    text = read_corpus(path)
     tok = mod.CharTokenizer(text)
     ids = [int(i) for i in tok.encode(text)]
     digest = hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()

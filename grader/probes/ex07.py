@@ -2,15 +2,12 @@
 
 import torch
 
-
-def _read(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+from grader.probes._pieces import read_corpus
 
 
 def corpus_split_text(mod, path):
     """Split the corpus string with the default train_frac: lengths, the seam, kinds."""
-    text = _read(path)
+    text = read_corpus(path)
     train, val = mod.split_train_val(text)
     return {
         "len_train": len(train),
@@ -24,7 +21,7 @@ def corpus_split_text(mod, path):
 
 def corpus_split_tensor(mod, path, train_frac=0.9):
     """Split the encoded corpus (a 1-D long tensor) by position."""
-    text = _read(path)
+    text = read_corpus(path)
     stoi = {ch: i for i, ch in enumerate(sorted(set(text)))}
     data = torch.tensor([stoi[ch] for ch in text], dtype=torch.long)  # (N,)
     train, val = mod.split_train_val(data, train_frac)
@@ -39,5 +36,5 @@ def corpus_split_tensor(mod, path, train_frac=0.9):
 
 def corpus_split_lengths(mod, path):
     """(len(train), len(val)) for the corpus string with the default train_frac."""
-    train, val = mod.split_train_val(_read(path))
+    train, val = mod.split_train_val(read_corpus(path))
     return (len(train), len(val))

@@ -7,11 +7,7 @@ import torch
 import torch.nn as nn
 
 from grader.probes import _pieces
-
-
-def _read(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+from grader.probes._pieces import read_corpus
 
 
 def init_stats(mod, vocab_size, std=None, seed=0, full=True):
@@ -58,7 +54,7 @@ def fresh_loss_near_ln_v(mod, path, seed=1337, batches=10, batch_size=32, block_
     """A correct bigram on tiny Shakespeare, built with torch.manual_seed(seed), then
     small_init_ on its table: is the mean loss over a few batches within 0.05 of ln V?
     (Also reports whether the default init's loss was above ln V + 0.1, as the lesson says.)"""
-    text = _read(path)
+    text = read_corpus(path)
     stoi = {ch: i for i, ch in enumerate(sorted(set(text)))}
     data = torch.tensor([stoi[ch] for ch in text], dtype=torch.long)  # (N,)
     V = len(stoi)

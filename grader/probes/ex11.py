@@ -146,19 +146,14 @@ def lesson_step0(mod, corpus_path):
     estimate_loss on tiny Shakespeare with the global generator (eval_iters=200, B=32, T=8),
     rounded to 4 decimals like the lesson's table."""
     estimate = _attribute(mod, "estimate_loss")
-    with open(corpus_path, encoding="utf-8") as f:
-        text = f.read()
-    chars = sorted(set(text))
-    stoi = {c: i for i, c in enumerate(chars)}
-    data = torch.tensor([stoi[c] for c in text], dtype=torch.long)  # (N,)
-    n = int(0.9 * len(data))
-    splits = {"train": data[:n], "val": data[n:]}
+    train_data, val_data, vocab_size = _pieces.lesson_splits(corpus_path)
+    splits = {"train": train_data, "val": val_data}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(1337)
-            model = _pieces.BigramLanguageModel(len(chars))
+            model = _pieces.BigramLanguageModel(vocab_size)
             with swapped(mod, "estimate_loss", get_batch=_pieces.get_batch):
                 result = estimate(model, splits, 8, 32, 200)
     finally:

@@ -30,20 +30,10 @@ LESSON_STEPS = (0, 300, 600, 900, 2700)
 SHORT = {"max_iters": 40, "eval_interval": 10, "eval_iters": 5, "batch_size": 8, "block_size": 6, "seed": 7}
 
 _cache: dict = {}
-_data_cache: dict = {}
 
 
 def _corpus(corpus_path):
-    if corpus_path not in _data_cache:
-        with open(corpus_path, encoding="utf-8") as f:
-            text = f.read()
-        chars = sorted(set(text))
-        stoi = {c: i for i, c in enumerate(chars)}
-        data = torch.tensor([stoi[c] for c in text], dtype=torch.long)  # (N,)
-        n = int(0.9 * len(data))
-        _data_cache.clear()
-        _data_cache[corpus_path] = (data[:n], data[n:], len(chars))
-    return _data_cache[corpus_path]
+    return _pieces.lesson_splits(corpus_path)
 
 
 class _Watch:
