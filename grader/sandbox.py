@@ -22,7 +22,7 @@ import struct
 import time
 
 from grader import plaincodec
-from grader.worker import recv_exact, recv_frame, send_frame
+from grader.worker import recv_exact, send_frame
 
 DEFAULT_LIMITS = {"memory": 6 * 1024**3, "cpu": 900}
 MAX_ANSWER_BYTES = 256 * 1024**2  # one answer frame from a worker

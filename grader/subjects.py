@@ -123,8 +123,8 @@ class WorkerSubject:
     def observe(self, a_call: Call, timeout: float) -> Observation:
         report = None
         if self.on_progress is not None:
-            def report(done, total, _label=a_call.label):
-                self.on_progress(_label, done, total)
+            on_progress = self.on_progress
+            report = lambda done, total: on_progress(a_call.label, done, total)  # noqa: E731
         try:
             return Observation.from_answer(self._worker.run(a_call.request(), timeout, report))
         except WorkerTimeout:

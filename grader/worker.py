@@ -19,7 +19,6 @@ import signal
 import socket
 import struct
 import sys
-import tempfile
 import time
 import traceback
 from pathlib import Path

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from grader.judge import call, check_value, probe, same
+from grader.judge import check_value, probe, same
 
 pytestmark = pytest.mark.exercise("ex13")
 
