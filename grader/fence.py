@@ -179,7 +179,8 @@ def _python_paths() -> list[str]:
     """Folders the worker imports from: the interpreter's library, the venv, the grader package."""
     import site
 
-    paths = {sys.base_prefix, sys.prefix, sys.exec_prefix, str(Path(__file__).resolve().parent.parent)}
+    # The grader package, not the kit's root: solutions/ beside it must stay out of reach.
+    paths = {sys.base_prefix, sys.prefix, sys.exec_prefix, str(Path(__file__).resolve().parent)}
     paths.update(p for p in site.getsitepackages() if os.path.isdir(p))
     return sorted(paths)
 
@@ -356,13 +357,12 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
                 if os.path.isdir(tmp):
                     size = fence["tmp_size"] if tmp == "/tmp" else "16m"
                     _mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
-            _hide(kit_secrets() + [str(p) for p in fence["hide"]], report)
             exposed, covered = [], set()
-            hidden = report.get("hidden", [])
+            secrets = kit_secrets() + [str(p) for p in fence["hide"]]
             for path, fd in needs.items():
-                if any(path == h or path.startswith(h + os.sep) for h in hidden):
+                if any(path == h or path.startswith(h + os.sep) for h in secrets):
                     continue
-                if privileged and not _readable_by_other(path):
+                if (privileged and not _readable_by_other(path)) or not os.path.exists(path):
                     try:
                         if _expose(path, fd, covered):
                             exposed.append(path)
@@ -371,6 +371,8 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
             report["exposed"] = exposed
             for fd in needs.values():  # an fd opened before the hiding would see past it
                 os.close(fd)
+            # Last, so that nothing exposed above (a kit under /tmp, say) uncovers a secret.
+            _hide(secrets, report)
             if folder is not None:
                 new_folder = "/tmp/submission"
                 os.mkdir(new_folder, 0o755)

@@ -71,8 +71,11 @@ def test_weight_bytes_strings(student, reference):
 @pytest.mark.points(1)
 def test_weight_bytes_unknown(student, reference):
     """weight_bytes：不认识的 dtype 抛 ValueError | weight_bytes: ValueError for an unknown dtype"""
-    for name in ("fp8", "int4", "FP17"):
+    for name in ("fp8", "int4", "FP17", "float16"):
         same(student, reference, call("weight_bytes", 1_000, name))
+    # a torch.dtype outside the five is "anything else" too (not its element_size())
+    for name in ("int32", "float8_e4m3fn"):
+        same(student, reference, probe("ex03.weight_bytes_dtype", 1_000, name))
 
 
 @pytest.mark.points(1)
