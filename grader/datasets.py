@@ -63,6 +63,7 @@ __all__ = [
 ]
 
 ENV_VAR = "GPT_COURSE_DATA"
+URL_ENV_VAR = "GPT_COURSE_DATA_URL"  # download from this address instead of the catalog's
 CACHE_SUBDIR = "gpt-course"
 _CHUNK = 1 << 16
 _TIMEOUT = 30.0
@@ -394,7 +395,7 @@ def resolve(
     environment variable ``GPT_COURSE_DATA`` (read from ``env``, default ``os.environ``)
     -> the cache (``cache_dir``, default ``$XDG_CACHE_HOME/gpt-course`` or
     ``~/.cache/gpt-course``; the file lives at ``<cache>/<name>/<file>``) -> a download
-    from ``url`` (default: the catalog's) when ``allow_download``.
+    from ``url`` (default: ``$GPT_COURSE_DATA_URL``, else the catalog's) when ``allow_download``.
 
     A folder may hold ``<name>/<file>`` or ``<file>`` directly (``data_dir`` may also
     be the file itself). A folder without the file is skipped; a folder with a wrong
@@ -437,6 +438,7 @@ def resolve(
     looked.append(str(cached))
 
     if allow_download:
+        url = url or env.get(URL_ENV_VAR) or None  # a mirror (a school's server, a test's)
         show = bool(progress) if progress is not None else _stderr_is_tty()
         return _download(url or ds.url, cached, ds, show_progress=show, cache_dir=cache_root)
 

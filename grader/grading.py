@@ -26,12 +26,16 @@ def start_zygote(course: Course | None = None):
 
 def corpus_provider(course: Course):
     """A function giving the corpus path, resolved once, on first use by a check."""
-    cached: dict[str, str] = {}
+    cached: dict[str, object] = {}
 
     def corpus() -> str:
+        from grader.judge import CheckFailed, Finding
+
+        if "error" in cached:  # said in full once, above; a short line for the other checks
+            raise CheckFailed(Finding("data", "tiny Shakespeare", zh="数据不可用（怎么获取见上文）",
+                                      en="the data is not available (how to get it: see above)"))
         if "path" not in cached:
             from grader import datasets
-            from grader.judge import CheckFailed, Finding
 
             from grader.subjects import DataFile
 
@@ -39,6 +43,7 @@ def corpus_provider(course: Course):
                 data_dir = course.root / course.data_dir if course.data_dir else None
                 path = datasets.resolve("tinyshakespeare", data_dir=data_dir, progress=None)
             except datasets.DataError as err:
+                cached["error"] = err
                 raise CheckFailed(Finding("data", "tiny Shakespeare", zh=err.zh, en=err.en)) from None
             # resolve() verified the file's sha256 against the catalog.
             cached["path"] = DataFile("tinyshakespeare", str(path), datasets.get_dataset("tinyshakespeare").sha256)

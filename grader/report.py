@@ -107,7 +107,7 @@ def _check_lines(check: CheckResult, exercise_id: str, lang: str, style) -> list
     if f.label and f.kind != "custom":
         reason = f"{f.label}: {reason}" if reason else f.label
     if reason:
-        lines.append("      " + reason)
+        lines.extend("      " + line for line in reason.splitlines())
     if f.diagnosis:
         d = f.diagnosis
         text = d["en"] if lang == "en" else d["zh"]

@@ -98,3 +98,19 @@ def test_a_later_exercise_is_graded_without_the_earlier_files(grade_exe, root, t
     shutil.copy(root / "solutions" / "ex11_estimate_loss.py", sub)
     run = grade(grade_exe, "--lang", "en", "ex11", "--submission", str(sub))
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_without_data_or_network_the_message_says_how_to_get_it_once(grade_exe, root, tmp_path):
+    import os
+    import socket
+
+    with socket.socket() as s:  # a port on this machine where nothing listens: the "network" fails
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/input.txt"
+    env = {k: v for k, v in os.environ.items() if k != "GPT_COURSE_DATA"}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "cache"), GPT_COURSE_DATA_URL=dead, GRADE_LANG="en")
+    run = subprocess.run([grade_exe, "ex06", "--reference"], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 1
+    assert "Traceback" not in run.stdout + run.stderr
+    assert run.stdout.count("GPT_COURSE_DATA") == 1 and "grade data" in run.stdout
+    assert "see above" in run.stdout
