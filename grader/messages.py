@@ -23,6 +23,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "total": {"zh": "总分", "en": "total"},
     "all_passed": {"zh": "全部通过！", "en": "all checks passed!"},
     "some_failed": {"zh": "{failed} 项检查未通过", "en": "{failed} check(s) failed"},
+    "manual_unanswered": {"zh": "还有 {count} 道书面回答没写（人工评分）", "en": "{count} written answer(s) still empty (graded by hand)"},
     "hidden_note": {"zh": "正式评分还会运行隐藏测试。", "en": "The official grade also runs hidden tests."},
     "status_passed": {"zh": "通过", "en": "passed"},
     "status_failed": {"zh": "未通过", "en": "failed"},

@@ -70,6 +70,9 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
         lines.append(style(pad(say("total", lang), 66) + f"{total}/{possible}", bold=True))
     failed = sum(1 for r in results for c in r.checks if not c.passed and not c.manual)
     lines.append(say("all_passed", lang) if failed == 0 else say("some_failed", lang, failed=failed))
+    unanswered = sum(1 for r in results for c in r.checks if c.manual and not c.passed)
+    if unanswered:
+        lines.append(say("manual_unanswered", lang, count=unanswered))
     if hidden_note:
         lines.append(say("hidden_note", lang))
     return "\n".join(lines)
