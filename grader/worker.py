@@ -8,6 +8,7 @@ type, its message, and the student's own frames of the traceback.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -115,6 +116,11 @@ class Submission:
         return self._module
 
 
+@functools.lru_cache(maxsize=None)
+def _takes_progress(probe) -> bool:
+    return "progress" in inspect.signature(probe).parameters
+
+
 def run_request(request: dict, module_source, folder: str | None = None, progress=None) -> dict:
     """Run one probe on the module that `module_source()` returns; the outcome as plain data.
 
@@ -126,7 +132,7 @@ def run_request(request: dict, module_source, folder: str | None = None, progres
         mod = module_source()
         probe = resolve_probe(request["probe"])
         kwargs = dict(request.get("kwargs", {}))
-        if progress is not None and "progress" in inspect.signature(probe).parameters:
+        if progress is not None and _takes_progress(probe):
             kwargs["progress"] = progress
         value = probe(mod, *request.get("args", ()), **kwargs)
         return {"ok": True, "value": wire.to_plain(value)}
@@ -162,6 +168,8 @@ def _redirect_output(workdir: str):
     def take() -> str:
         sys.stdout.flush()
         sys.stderr.flush()
+        if os.fstat(capture).st_size == 0:
+            return ""  # the usual case: nothing printed, no more system calls
         os.lseek(capture, 0, os.SEEK_SET)
         data = os.read(capture, OUTPUT_CAP + 1)
         os.ftruncate(capture, 0)
