@@ -58,7 +58,7 @@ class GradeGroup(click.Group):
         command = super().get_command(ctx, name)
         if command is not None:
             return command
-        if EXERCISE_ID.match(name) or name == "all":
+        if EXERCISE_ID.match(name) or name in ("all", "exNN"):
             return make_grade_command(name)
         return None
 
@@ -90,7 +90,9 @@ def grading_options(func):
 
 
 def make_grade_command(name: str) -> click.Command:
-    @click.command(name=name, help=f"评分 {name} / grade {name}" if name != "all" else "评分全部练习 / grade every exercise")
+    helps = {"all": "评分全部练习 / grade every exercise",
+             "exNN": "评分一个练习：grade ex01 … / grade one exercise: grade ex01 …"}
+    @click.command(name=name, help=helps.get(name, f"评分 {name} / grade {name}"))
     @grading_options
     @click.pass_obj
     def command(obj: CourseContext, submission, reference, fmt, out, color, lang):

@@ -34,3 +34,10 @@ def pytest_sessionstart(session):
 
     if "XDG_CACHE_HOME" not in os.environ:
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="grade-tests-cache-")
+
+
+# hypothesis keeps no example database in the working tree
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("kit", database=None)
+_hypothesis_settings.load_profile("kit")

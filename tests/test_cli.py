@@ -26,8 +26,9 @@ def test_reference_passes_ch05(grade_exe, root):
     assert "all checks passed" in run.stdout
 
 
-def test_stub_fails_cleanly_in_one_line(grade_exe, root):
-    run = grade(grade_exe, "ex03", cwd=root)
+def test_stub_fails_cleanly_in_one_line(grade_exe, root, tmp_path):
+    shutil.copytree(root / "exercises", tmp_path / "exercises")  # a student's folder (gets a state file)
+    run = grade(grade_exe, "ex03", cwd=tmp_path)
     assert run.returncode == 1
     assert "未完成 / not implemented yet" in run.stdout
     assert "Traceback" not in run.stdout + run.stderr
@@ -35,7 +36,7 @@ def test_stub_fails_cleanly_in_one_line(grade_exe, root):
 
 
 def test_usage_errors_exit_2(grade_exe, root, tmp_path):
-    unknown = grade(grade_exe, "ex99", cwd=root)
+    unknown = grade(grade_exe, "ex99", cwd=tmp_path)
     assert unknown.returncode == 2 and "ex99" in unknown.stderr
     missing = grade(grade_exe, "ex01", "--submission", str(tmp_path / "nowhere"))
     assert missing.returncode == 2 and "nowhere" in missing.stderr
