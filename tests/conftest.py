@@ -36,8 +36,12 @@ def pytest_sessionstart(session):
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="grade-tests-cache-")
 
 
-# hypothesis keeps no example database in the working tree
-from hypothesis import settings as _hypothesis_settings  # noqa: E402
+# hypothesis keeps nothing in the working tree: no example database, its caches in a temp folder
+import tempfile as _tempfile  # noqa: E402
 
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
+
+set_hypothesis_home_dir(_tempfile.mkdtemp(prefix="grade-tests-hypothesis-"))
 _hypothesis_settings.register_profile("kit", database=None)
 _hypothesis_settings.load_profile("kit")
