@@ -84,7 +84,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
 
         references, recorded = references_for(course)
         gc.freeze()  # what is loaded now lives until exit: spare pytest's full collections the scan
-        with LiveProgress(enabled=None if fmt == "text" else False) as live:
+        with LiveProgress(enabled=None if fmt == "text" else False, lang=lang) as live:
             session = GradingSession(course, ids, submission=folder.resolve(), zygote=zygote, references=references,
                                      lang=lang, corpus=corpus_provider(course), public_only=recorded, on_progress=live)
             results = run_checks(session)

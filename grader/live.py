@@ -12,10 +12,12 @@ import sys
 class LiveProgress:
     """Receives the grading session's progress events and draws a transient bar."""
 
-    def __init__(self, enabled: bool | None = None):
+    def __init__(self, enabled: bool | None = None, lang: str = "zh"):
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.lang = lang
         self._progress = None
         self._tasks: dict[str, int] = {}
+        self._title = ""
 
     def __enter__(self) -> "LiveProgress":
         if self.enabled:
@@ -35,11 +37,15 @@ class LiveProgress:
     def __call__(self, event: str, item, result=None) -> None:
         if self._progress is None:
             return
-        if event == "call":
+        if event == "start":  # remember the running check's name for the bar
+            from grader.results import title_from_doc
+
+            self._title = title_from_doc(item.function.__doc__, item.name)(self.lang)
+        elif event == "call":
             done, total = result
             task = self._tasks.get(item)
             if task is None:
-                task = self._tasks[item] = self._progress.add_task(str(item)[:40], total=total)
+                task = self._tasks[item] = self._progress.add_task(self._title[:40] or str(item)[:40], total=total)
             self._progress.update(task, completed=done, total=total)
         elif event == "done":
             for task in self._tasks.values():

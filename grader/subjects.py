@@ -51,6 +51,9 @@ class DataFile:
     def __fspath__(self) -> str:
         return self.path
 
+    def __repr__(self) -> str:
+        return f"<{self.name}>"  # in labels: train_bigram(<tinyshakespeare>), not a long path
+
     def __str__(self) -> str:
         return self.path
 
