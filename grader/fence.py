@@ -96,8 +96,8 @@ def _all_readonly() -> None:
 def kit_secrets() -> list[str]:
     """What a worker never sees: the reference, the hidden checks and mistakes, the kit's history."""
     root = Path(__file__).resolve().parent.parent
-    names = ["solutions", "grader/checks", "grader/mistakes", "grader/answers.bin", "tests", "bench", ".git",
-             ".fragments"]
+    names = ["solutions", "grader/checks", "grader/mistakes", "grader/pieces", "grader/answers.bin", "tests",
+             "bench", ".git", ".fragments"]
     secrets = [str(root / n) for n in names]
     try:
         from grader.datasets import default_cache_dir

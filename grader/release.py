@@ -9,7 +9,7 @@ What stays out: `solutions/`; the known mistakes' code (`grader/mistakes/exNN.py
 release knows their messages from the recorded answers); the hidden checks (each check
 module is trimmed to its public checks, and to the helpers and constants those use); the
 kit's own tests and development files. A probe module that holds a correct piece of an
-earlier exercise (`grader/probes/_pieces.py`: later exercises' probes use it so that a bug
+earlier exercise (`grader/pieces/`: later exercises' probes use them so that a bug
 is charged once) is shipped sealed: its source compressed inside the module, so that it
 does not read as a solution.
 
@@ -391,7 +391,7 @@ def build_release(course: Course, out: Path, *, force: bool = False, echo=click.
     fingerprints = solution_fingerprints(course)
     leaks = find_solution_leaks(course, out, fingerprints)
     sealed = sorted({leak.split(":")[0].split(" ")[0] for leak in leaks
-                     if leak.startswith("grader/probes/")})
+                     if leak.startswith(("grader/probes/", "grader/pieces/"))})
     for rel in sealed:
         seal_module(out / rel)
         echo(f"  封存 / sealed {rel} (它含有前面练习的正确实现 / it holds correct pieces of earlier exercises)")

@@ -44,7 +44,8 @@ class LiveReferences:
         root = self.course.root
         fingerprint = fingerprint_files(
             self.course.solutions_dir / ex.file, root / "grader" / "probes" / f"{ex.id}.py",
-            root / "grader" / "probes" / "_pieces.py", root / "grader" / "mistakes" / f"{ex.id}.py",
+            root / "grader" / "probes" / "_data.py", root / "grader" / "mistakes" / f"{ex.id}.py",
+            *sorted((root / "grader" / "pieces").glob("*.py")),
             extra=f"{torch.__version__}:{grader.__version__}")
         from grader.datasets import default_cache_dir
 

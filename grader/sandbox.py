@@ -193,8 +193,14 @@ class Worker:
     def __init__(self, zygote: Zygote, submission: str | None, module: str, limits: dict | None = None):
         self.zygote = zygote
         self.module = module
-        self.setup = {"submission": submission, "module": module, "limits": limits or DEFAULT_LIMITS}
-        self._key = (submission, json.dumps(self.setup["limits"], sort_keys=True))
+        from grader.pieces import needed_by
+
+        pieces = needed_by(module)
+        self.setup = {"submission": submission, "module": module, "limits": limits or DEFAULT_LIMITS,
+                      "pieces": list(pieces)}
+        # Exercises share a worker only when they hold the same pieces of earlier exercises
+        # (none for most): a worker grading ex08 never holds the correct get_batch.
+        self._key = (submission, json.dumps(self.setup["limits"], sort_keys=True), pieces)
         self._proc: _Process | None = None
         self._import_timed_out = False
 

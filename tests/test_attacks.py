@@ -374,3 +374,31 @@ def test_attack_through_grade_all(graded, name, tmp_path):
                and not Path(p).name.startswith(".grade")}  # the student's own progress file
     assert not changed
     assert not graded["marker"].exists()
+
+
+# ---------------------------------------------------------------- the grader's own correct pieces
+
+PIECE_THIEVES = {
+    "ex08_get_batch.py": ("ex08", "from grader.pieces.get_batch import get_batch\n"),
+    "ex08_get_batch.py ": ("ex08", "import sys\n\ndef get_batch(*a, **k):\n"
+                                   "    return sys.modules['grader.pieces.get_batch'].get_batch(*a, **k)\n"),
+    "ex09_bigram.py": ("ex09", "from grader.pieces.bigram import BigramLanguageModel\n"),
+    "ex11_estimate_loss.py": ("ex11", "from grader.pieces.estimate_loss import estimate_loss\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PIECE_THIEVES))
+def test_the_graders_correct_pieces_are_out_of_reach(name, tmp_path):
+    # ex11 and ex12 are graded with correct get_batch / bigram / estimate_loss in place of the
+    # student's; those pieces must never be within reach of the exercise they answer.
+    if not ROOT:
+        pytest.skip("the pieces are hidden only when grading as root (mount namespace)")
+    exercise, source = PIECE_THIEVES[name]
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / name.strip()).write_text(source, encoding="utf-8")
+    run = subprocess.run(GRADE + [exercise, "--submission", str(sub), "--format", "json"], capture_output=True,
+                         text=True, timeout=600, env={**os.environ, "GRADE_LANG": "en"})
+    result = json.loads(run.stdout)
+    passed = [c["name"] for c in result["exercises"][0]["checks"] if c["passed"] and c["score"]]
+    assert not passed, passed

@@ -7,7 +7,7 @@ below only makes the functions usable on their own.
 """
 
 from grader.diagnose import Mistake
-from grader.probes._pieces import get_batch  # noqa: F401  (fallback, see above)
+from grader.pieces.get_batch import get_batch  # noqa: F401  (fallback, see above)
 
 SECTION = "bigram 一课「2.49 这条基线」"
 

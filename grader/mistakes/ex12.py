@@ -8,7 +8,9 @@ usable on their own.
 """
 
 from grader.diagnose import Mistake
-from grader.probes._pieces import BigramLanguageModel, estimate_loss, get_batch  # noqa: F401
+from grader.pieces.bigram import BigramLanguageModel  # noqa: F401
+from grader.pieces.estimate_loss import estimate_loss  # noqa: F401
+from grader.pieces.get_batch import get_batch  # noqa: F401
 
 SECTION = "bigram 一课「2.49 这条基线」与「优化器：第一次用现成的」"
 

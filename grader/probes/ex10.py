@@ -1,13 +1,13 @@
 """Probes for ex10 (small_init_): statistics of the refilled table, and the loss of a
-fresh, correct bigram (from _pieces, not the student's ex09) after small_init_."""
+fresh, correct bigram (from grader.pieces, not the student's ex09) after small_init_."""
 
 import math
 
 import torch
 import torch.nn as nn
 
-from grader.probes import _pieces
-from grader.probes._pieces import read_corpus
+from grader.pieces import piece
+from grader.probes._data import read_corpus
 
 
 def init_stats(mod, vocab_size, std=None, seed=0, full=True):
@@ -59,14 +59,14 @@ def fresh_loss_near_ln_v(mod, path, seed=1337, batches=10, batch_size=32, block_
     data = torch.tensor([stoi[ch] for ch in text], dtype=torch.long)  # (N,)
     V = len(stoi)
     torch.manual_seed(seed)
-    model = _pieces.BigramLanguageModel(V)
+    model = piece("BigramLanguageModel")(V)
 
     def mean_loss():
         g = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             losses = []
             for _ in range(batches):
-                x, y = _pieces.get_batch(data, block_size, batch_size, generator=g)  # (B, T)
+                x, y = piece("get_batch")(data, block_size, batch_size, generator=g)  # (B, T)
                 losses.append(float(model(x, y)[1]))
         return sum(losses) / len(losses)
 

@@ -1,9 +1,9 @@
 """Probes for ex11 (estimate_loss).
 
 The student's `estimate_loss` is called on a recording bigram model (the correct one from
-`_pieces`, logging each forward call: which split the batch came from, the model's mode,
+`grader.pieces`, logging each forward call: which split the batch came from, the model's mode,
 whether gradients were being recorded, the batch's loss). The module's `get_batch` is
-replaced by the correct one for the call (see `_pieces`: a bug in ex08 is not charged
+replaced by the correct one for the call (see `grader.pieces`: a bug in ex08 is not charged
 again here). Split i's data holds only the ids [16 i, 16 i + 16), so every batch says
 which split it came from whatever order or style the student's loop has.
 
@@ -14,10 +14,12 @@ generator of the process is left as it was.
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import torch
 
-from grader.probes import _pieces
+from grader.pieces import piece
+from grader.probes._data import lesson_splits
 from grader.probes.common import _attribute
 
 K = 16  # ids per split
@@ -52,23 +54,30 @@ def swapped(mod, fn_name: str, **names):
                 space[key] = old
 
 
-class _Recorder(_pieces.BigramLanguageModel):
-    """The correct bigram model, logging every forward call."""
+@functools.lru_cache(maxsize=None)
+def _recorder_class():
+    """The correct bigram model (grader.pieces), logging every forward call; made on first use,
+    so that the piece is imported only in the workers of the exercises that build on it."""
 
-    def __init__(self, vocab_size):
-        super().__init__(vocab_size)
-        self.log = []
+    class Recorder(piece("BigramLanguageModel")):
+        """The correct bigram model, logging every forward call."""
 
-    def forward(self, idx, targets=None):
-        logits, loss = super().forward(idx, targets)  # (B, T, C), ()
-        self.log.append({
-            "split": int(idx.reshape(-1)[0]) // K,
-            "training": self.training,
-            "grad": torch.is_grad_enabled(),
-            "loss": None if loss is None else float(loss.detach()),
-            "shape": tuple(idx.shape),
-        })
-        return logits, loss
+        def __init__(self, vocab_size):
+            super().__init__(vocab_size)
+            self.log = []
+
+        def forward(self, idx, targets=None):
+            logits, loss = super().forward(idx, targets)  # (B, T, C), ()
+            self.log.append({
+                "split": int(idx.reshape(-1)[0]) // K,
+                "training": self.training,
+                "grad": torch.is_grad_enabled(),
+                "loss": None if loss is None else float(loss.detach()),
+                "shape": tuple(idx.shape),
+            })
+            return logits, loss
+
+    return Recorder
 
 
 def _run(mod, seed=0, names=("train", "val"), lengths=(300, 120), block_size=8, batch_size=4,
@@ -77,12 +86,12 @@ def _run(mod, seed=0, names=("train", "val"), lengths=(300, 120), block_size=8, 
     estimate = _attribute(mod, "estimate_loss")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = _Recorder(K * len(names))
+        model = _recorder_class()(K * len(names))
         splits = {name: torch.randint(K * i, K * (i + 1), (n,)) for i, (name, n) in enumerate(zip(names, lengths))}
         model.train(mode == "train")
         torch.manual_seed(seed + 1000)  # the global generator, for calls without one
         kwargs = {"generator": torch.Generator().manual_seed(seed + 1)} if use_generator else {}
-        with swapped(mod, "estimate_loss", get_batch=_pieces.get_batch):
+        with swapped(mod, "estimate_loss", get_batch=piece("get_batch")):
             result = estimate(model, splits, block_size, batch_size, eval_iters, **kwargs)
     return result, model, list(names)
 
@@ -146,15 +155,15 @@ def lesson_step0(mod, corpus_path):
     estimate_loss on tiny Shakespeare with the global generator (eval_iters=200, B=32, T=8),
     rounded to 4 decimals like the lesson's table."""
     estimate = _attribute(mod, "estimate_loss")
-    train_data, val_data, vocab_size = _pieces.lesson_splits(corpus_path)
+    train_data, val_data, vocab_size = lesson_splits(corpus_path)
     splits = {"train": train_data, "val": val_data}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(1337)
-            model = _pieces.BigramLanguageModel(vocab_size)
-            with swapped(mod, "estimate_loss", get_batch=_pieces.get_batch):
+            model = piece("BigramLanguageModel")(vocab_size)
+            with swapped(mod, "estimate_loss", get_batch=piece("get_batch")):
                 result = estimate(model, splits, 8, 32, 200)
     finally:
         torch.set_num_threads(threads)

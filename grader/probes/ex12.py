@@ -1,7 +1,7 @@
 """Probes for ex12 (train_bigram).
 
 One training run per subject and setting, cached, observed from the inside: the module's
-`BigramLanguageModel` is replaced by the correct model from `_pieces` with instruments,
+`BigramLanguageModel` is replaced by the correct model from `grader.pieces` with instruments,
 and `get_batch` / `estimate_loss` by the correct pieces (a bug in ex08, ex09 or ex11 is not
 charged again here). The instrumented model records, without changing a single number:
 
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import torch
 
-from grader.probes import _pieces
+from grader.pieces import piece
+from grader.probes._data import lesson_splits
 from grader.probes.common import _attribute
 from grader.probes.ex11 import swapped
 
@@ -33,7 +34,7 @@ _cache: dict = {}
 
 
 def _corpus(corpus_path):
-    return _pieces.lesson_splits(corpus_path)
+    return lesson_splits(corpus_path)
 
 
 class _Watch:
@@ -72,7 +73,7 @@ class _Watch:
 
 
 def _instrumented(watch: _Watch):
-    class BigramLanguageModel(_pieces.BigramLanguageModel):
+    class BigramLanguageModel(piece("BigramLanguageModel")):
         def __init__(self, vocab_size):
             super().__init__(vocab_size)  # the same draws as the reference's model
             watch.models.append(self)
@@ -125,7 +126,7 @@ def _run(mod, corpus_path, settings: dict, progress=None) -> dict:
     try:
         with torch.random.fork_rng(devices=[]), swapped(
                 mod, "train_bigram", BigramLanguageModel=_instrumented(watch),
-                get_batch=_pieces.get_batch, estimate_loss=_pieces.estimate_loss):
+                get_batch=piece("get_batch"), estimate_loss=piece("estimate_loss")):
             result = train_bigram(train_data, val_data, vocab_size, **settings)
         model, history = result  # the contract: (model, history)
     except Exception as err:  # one failed run is reported by every check that needs it

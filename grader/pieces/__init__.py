@@ -1,0 +1,35 @@
+"""Correct pieces of earlier exercises that later exercises build on.
+
+课程后面的练习会用到前面练习写的零件（ex10 用 bigram 和 get_batch，ex11 用 get_batch 和
+BigramLanguageModel，ex12 三样都用）。评分这些练习时，探针把学生模块里这些名字换成这里的
+正确实现，这样前面练习里的错误只扣一次分。
+
+When ex10, ex11 or ex12 is graded, its probes put these correct pieces in place of the
+student's earlier ones (`mod.get_batch = ...`), so that a bug in an earlier exercise is not
+charged twice. They follow EXERCISES.md exactly (the same random draws as the reference).
+
+They are also the answers to ex08, ex09 and ex11, so a worker only ever holds the pieces
+its exercise builds on: the worker imports them before it is fenced (`NEEDED_BY`), the
+fence then hides this folder, and nothing here is imported anywhere else in a worker. A
+student's ex08 cannot reach `get_batch` from here; ex11's cannot reach `estimate_loss`.
+"""
+
+import importlib
+
+# exercise module -> the pieces its probes use (one worker process per distinct set)
+NEEDED_BY = {
+    "ex10_init_loss": ("get_batch", "bigram"),
+    "ex11_estimate_loss": ("get_batch", "bigram"),
+    "ex12_train_bigram": ("get_batch", "bigram", "estimate_loss"),
+}
+
+_WHERE = {"get_batch": "get_batch", "BigramLanguageModel": "bigram", "estimate_loss": "estimate_loss"}
+
+
+def needed_by(module: str) -> tuple[str, ...]:
+    return NEEDED_BY.get(module, ())
+
+
+def piece(name: str):
+    """`piece("get_batch")`: the correct piece, its module imported on first use."""
+    return getattr(importlib.import_module(f"grader.pieces.{_WHERE[name]}"), name)
