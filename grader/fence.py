@@ -147,12 +147,18 @@ def _read_submission(folder: str | None, cap: int) -> dict[str, bytes]:
     total = 0
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name)
-        if not name.endswith(".py") or not os.path.isfile(path):
+        # Read as root: a symbolic link (to solutions/, say) must not be followed, only
+        # regular files of the folder itself are the submission.
+        try:
+            if not name.endswith(".py") or not stat.S_ISREG(os.lstat(path).st_mode):
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
             continue
-        size = os.path.getsize(path)
-        if total + size > cap:
-            break
-        with open(path, "rb") as handle:
+        with os.fdopen(fd, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if total + size > cap:
+                break
             files[name] = handle.read(cap)
         total += size
     return files

@@ -402,3 +402,16 @@ def test_the_graders_correct_pieces_are_out_of_reach(name, tmp_path):
     result = json.loads(run.stdout)
     passed = [c["name"] for c in result["exercises"][0]["checks"] if c["passed"] and c["score"]]
     assert not passed, passed
+
+
+def test_a_symlink_to_the_solution_is_not_followed(tmp_path):
+    # The fence reads the submission as root: a link to solutions/ must not become the answer.
+    if not ROOT:
+        pytest.skip("as a user the student could read solutions/ anyway")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / EX01).symlink_to(KIT / "solutions" / EX01)
+    run = subprocess.run(GRADE + ["ex01", "--submission", str(sub), "--format", "json"], capture_output=True,
+                         text=True, timeout=600)
+    result = json.loads(run.stdout)
+    assert result["score"] == 0, [c["name"] for c in result["exercises"][0]["checks"] if c["passed"]]
