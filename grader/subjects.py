@@ -98,8 +98,19 @@ class Observation:
 
     @classmethod
     def from_answer(cls, answer: dict) -> "Observation":
-        return cls(ok=bool(answer.get("ok")), value=answer.get("value"), error=answer.get("error"),
-                   output=answer.get("output", "") or "")
+        """An answer from a worker; its text fields checked and cleaned, as the student controls them."""
+        error = answer.get("error")
+        if not answer.get("ok") and error is not None:
+            if not isinstance(error, dict):
+                error = {"type": "MalformedAnswer", "mro": ["MalformedAnswer"], "message": "", "traceback": ""}
+            error = {
+                "type": _clean(error.get("type")) or "Exception",
+                "mro": [_clean(n) for n in error.get("mro", []) if isinstance(n, str)][:64] or [_clean(error.get("type"))],
+                "message": _clean(error.get("message")), "traceback": _clean(error.get("traceback")),
+                "not_implemented": error.get("not_implemented") is True,
+            }
+        return cls(ok=answer.get("ok") is True, value=answer.get("value"), error=error,
+                   output=_clean(answer.get("output")))
 
     @property
     def error_type(self) -> str | None:
@@ -107,6 +118,16 @@ class Observation:
 
     def raised(self, name: str) -> bool:
         return bool(self.error) and name in self.error.get("mro", [self.error.get("type")])
+
+
+_CONTROL = {c: None for c in range(32) if c not in (9, 10)} | {127: None}
+
+
+def _clean(text) -> str:
+    """Student-made text for a terminal: no escape sequences or other control characters."""
+    if not isinstance(text, str):
+        return ""
+    return text.translate(_CONTROL)
 
 
 def _error(kind: str, message: str) -> Observation:
