@@ -25,7 +25,7 @@ from grader import plaincodec
 from grader.worker import recv_exact, send_frame
 
 DEFAULT_LIMITS = {"memory": 6 * 1024**3, "cpu": 900}
-MAX_ANSWER_BYTES = 256 * 1024**2  # one answer frame from a worker
+MAX_ANSWER_BYTES = 64 * 1024**2  # one answer frame from a worker (the largest real one: ~10 MB, ex06 on the corpus)
 
 
 class WorkerTimeout(Exception):
