@@ -15,6 +15,9 @@ def pytest_configure(config):
     shared = ROOT.parent / "shared" / "datasets"
     if "GPT_COURSE_DATA" not in os.environ and (shared / "tinyshakespeare" / "input.txt").is_file():
         os.environ["GPT_COURSE_DATA"] = str(shared)
+    # Nothing in the tests reaches outside this machine: a download the kit would try goes to
+    # a closed local port (the download tests serve the file themselves on 127.0.0.1).
+    os.environ.setdefault("GPT_COURSE_DATA_URL", "http://127.0.0.1:9/tinyshakespeare/input.txt")
 
 
 @pytest.fixture(scope="session")
