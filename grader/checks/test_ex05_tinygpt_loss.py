@@ -34,7 +34,10 @@ def _check_shapes(student, got, expected: dict, where: str):
         if not ok:
             fail(f"{label} 不对：期望 {want}，得到 {value!r}", f"{label} is wrong: expected {want}, got {value!r}",
                  label=label, expected=str(want), got=repr(value))
-        student.record(label, str(want), str(value))
+    # one line for the whole pipeline: [B,T] → [B,T,C] → [B,T,V] → [B*T,V] → ()
+    stages = [k for k in ("input_ids", "hidden", "logits", "flat_logits", "loss") if k in expected]
+    chain = " → ".join(str(expected[k]) for k in stages)
+    student.record(where, chain, chain)
 
 
 @pytest.mark.public
