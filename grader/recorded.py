@@ -11,18 +11,18 @@ once on every known mistake, and stored under a key that does not depend on the 
 (`call_key`: a hash of the probe's name and a canonical encoding of its arguments; a
 file named by an absolute path, such as the corpus, is keyed by its sha256).
 
-The answers are kept as one blob, `grader/answers.bin`: plain data (`torch.save`, read
-back with `weights_only=True`, so loading it runs nothing) compressed with zlib, so the
-expected outputs do not read as text.
+The answers are kept as one blob, `grader/answers.bin`: plain data in the kit's one codec
+(`wire.encode`, read back with `wire.decode`, so loading it runs nothing) compressed with
+zlib, so the expected outputs do not read as text.
 """
 
 from __future__ import annotations
 
-import io
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import wire
 from grader.course import Course
 from grader.subjects import Call, Observation
 
@@ -48,18 +48,11 @@ def _obs_from_plain(d: dict) -> Observation:
 
 
 def save_answers(answers: dict, path: Path) -> None:
-    import torch
-
-    buffer = io.BytesIO()
-    torch.save(answers, buffer)
-    Path(path).write_bytes(zlib.compress(buffer.getvalue(), 9))
+    Path(path).write_bytes(zlib.compress(wire.encode(answers), 9))
 
 
 def load_answers(path: Path) -> dict:
-    import torch
-
-    blob = zlib.decompress(Path(path).read_bytes())
-    answers = torch.load(io.BytesIO(blob), weights_only=True, map_location="cpu")
+    answers = wire.decode(zlib.decompress(Path(path).read_bytes()))
     if not isinstance(answers, dict) or answers.get("format") != FORMAT:
         raise ValueError(f"{path}: not a recorded-answers file of format {FORMAT}")
     return answers
