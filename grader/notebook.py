@@ -25,7 +25,7 @@ import time
 import types
 from pathlib import Path
 
-from grader.course import Course, load_course
+from grader.model.course import Course, load_course
 
 _courses: dict[str, Course] = {}
 _references: dict[str, object] = {}
@@ -46,7 +46,7 @@ def _course() -> Course:
 def _references_for(course: Course):
     key = str(course.root)
     if key not in _references:
-        from grader.grading import references_for
+        from grader.run.startup import references_for
 
         _references[key] = references_for(course)[0]
     return _references[key]
@@ -55,7 +55,7 @@ def _references_for(course: Course):
 def _corpus_path(course: Course):
     key = str(course.root)
     if key not in _corpus:
-        from grader.grading import corpus_provider
+        from grader.run.startup import corpus_provider
 
         _corpus[key] = corpus_provider(course)
     return _corpus[key]()
@@ -64,7 +64,7 @@ def _corpus_path(course: Course):
 def _lang(lang: str | None) -> str:
     if lang in ("zh", "en"):
         return lang
-    from grader.cli import default_lang
+    from grader.model.messages import default_lang
 
     return default_lang()
 
@@ -92,17 +92,6 @@ def _cell_folder(module: types.ModuleType) -> str | None:
         if filename and os.path.isabs(filename) and "ipykernel" in filename:
             return os.path.dirname(filename)
     return None
-
-
-def _marks(func) -> dict[str, tuple]:
-    module = sys.modules.get(func.__module__)
-    found = {}
-    marks = getattr(module, "pytestmark", []) if module else []
-    marks = list(marks) if isinstance(marks, (list, tuple)) else [marks]
-    for mark in marks + list(getattr(func, "pytestmark", [])):
-        mark = getattr(mark, "mark", mark)  # a MarkDecorator holds its Mark
-        found[mark.name] = mark.args
-    return found
 
 
 def _check_function(course: Course, exercise_id: str, check_name: str):
@@ -135,15 +124,18 @@ def run_check(exercise_id: str, check_name: str, namespace: dict, *, lang: str |
               quiet: bool = False):
     """Run one check on the notebook's definitions; print its line; raise if it fails."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of the traceback
-    from grader import report
-    from grader.judge import CheckFailed, Finding, StudentView
-    from grader.results import CheckResult, title_from_doc
-    from grader.subjects import InProcessSubject
+    from grader.report import text as report
+    from grader.report.layout import pad
+    from grader.model.results import CheckFailed, Finding
+    from grader.judge.verdicts import StudentView
+    from grader.model.results import CheckResult, title_from_doc
+    from grader.judge.subjects import InProcessSubject
+    from grader.run.markers import marks_of
 
     lang = _lang(lang)
     course = _course()
     ex, func = _check_function(course, exercise_id, check_name)
-    marks = _marks(func)
+    marks = marks_of(func)
     points = int(marks.get("points", (0,))[0])
     timeout = float(marks["timeout_s"][0]) if "timeout_s" in marks else ex.timeout
     module = namespace_module(namespace)
@@ -169,7 +161,7 @@ def run_check(exercise_id: str, check_name: str, namespace: dict, *, lang: str |
                          attachments=dict(view.attachments), seconds=time.monotonic() - started)
     if not quiet:
         head = f"{exercise_id}  {ex.title(lang)}"
-        print(report.pad(head, 66) + f"{result.points}/{points}")
+        print(pad(head, 66) + f"{result.points}/{points}")
         print("\n".join(report._check_lines(result, exercise_id, lang, lambda text, **_: text)))
     if not result.passed and not result.manual:
         raise CheckFailedInNotebook(f"{exercise_id} {check_name}: {report.check_message(result, lang) or finding.kind}")

@@ -1,1 +1,1 @@
-"""Known mistakes, one module per exercise (see grader.diagnose)."""
+"""Known mistakes, one module per exercise (see grader.judge.mistakes)."""

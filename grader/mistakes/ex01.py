@@ -1,6 +1,6 @@
 """ex01 训练窗口的已知错误 / known mistakes of the training windows."""
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 _SECTION = "5.2、5.7 练习 1"
 

@@ -1,6 +1,6 @@
 """ex02 手写 NLL 的已知错误 / known mistakes of the hand-written NLL."""
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 
 def _stable_softmax_no_max(logits):

@@ -1,6 +1,6 @@
 """ex03 参数与显存粗估的已知错误 / known mistakes of the parameter and memory budget."""
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 
 def _embedding_params_swapped(vocab_size, n_embd, tied=False):

@@ -1,6 +1,6 @@
 """ex04 并行训练与逐 token 生成的已知错误 / known mistakes of parallel training vs generation."""
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 _GEN = "5.7 练习 4 与 bigram 一课「generate：自回归的全部」"
 

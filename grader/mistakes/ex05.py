@@ -1,6 +1,6 @@
 """ex05 TinyGPT 标签错位、展平与 loss 的已知错误 / known mistakes of the label shift, flattening and loss."""
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 
 def _lm_loss_view_v_bt(logits, labels):

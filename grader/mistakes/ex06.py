@@ -1,6 +1,6 @@
 """ex06 字符级 tokenizer 的已知错误 / known mistakes of the character tokenizer."""
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 _SECTION = "bigram 一课「数据换了，切法也得换」"
 

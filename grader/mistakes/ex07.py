@@ -1,6 +1,6 @@
 """ex07 按位置切分的已知错误 / known mistakes of the train/val split."""
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 _SECTION = "bigram 一课「数据换了，切法也得换」"
 

@@ -1,6 +1,6 @@
 """ex08 get_batch 的已知错误 / known mistakes of get_batch."""
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 _SECTION = "bigram 一课「一个片段含 T 条样本」「(B, T) 两个维度」"
 

@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 
 class _Base(nn.Module):

@@ -4,7 +4,7 @@
 The contract lists none for ex10; these are the common ones.
 """
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 _SECTION = "bigram 一课「★ 初始 loss 比瞎猜还差一半」"
 

@@ -6,7 +6,7 @@ variant module, where `get_batch` is the correct one the probe swapped in); the 
 below only makes the functions usable on their own.
 """
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 from grader.pieces.get_batch import get_batch  # noqa: F401  (fallback, see above)
 
 SECTION = "bigram 一课「2.49 这条基线」"

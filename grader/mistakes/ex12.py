@@ -7,7 +7,7 @@ instrumented / correct pieces it swapped in); the imports below only make the fu
 usable on their own.
 """
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 from grader.pieces.bigram import BigramLanguageModel  # noqa: F401
 from grader.pieces.estimate_loss import estimate_loss  # noqa: F401
 from grader.pieces.get_batch import get_batch  # noqa: F401

@@ -1,6 +1,6 @@
 """ex13 字节级 BPE 的已知错误 / known mistakes of byte-level BPE."""
 
-from grader.diagnose import Mistake
+from grader.judge.mistakes import Mistake
 
 SECTION = "bigram 一课「BPE 是统计出来的，不是设计出来的」"
 

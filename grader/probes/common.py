@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grader.worker import MissingName, NotImplementedYet
+from grader.probes.errors import MissingName, NotImplementedYet
 
 
 def _attribute(mod, name: str):

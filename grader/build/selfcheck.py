@@ -1,0 +1,135 @@
+"""`grade check`: the kit's self-test, for instructors and CI.
+
+It proves that course.toml and the files agree (every exercise has a stub, a solution and a
+check module, stubs and solutions define the same names with the same signatures, check
+points add up), that every stub fails every check with "not implemented", that every
+reference solution passes every check, and that every known mistake fails at least one
+check and is named there.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from grader.model.course import Course, Exercise
+from grader.judge.mistakes import Mistake
+from grader.model.results import ExerciseResult
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    what: str
+    detail: str = ""
+
+
+def public_signatures(path: Path) -> dict[str, str]:
+    """Top-level names a student implements, with their signatures (from the source)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+            found[node.name] = ast.unparse(node.args)
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            found[node.name] = "class"
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef):
+                    found[f"{node.name}.{item.name}"] = ast.unparse(item.args)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id.isupper():
+                    found[target.id] = "constant"
+    return found
+
+
+def check_structure(course: Course, ex: Exercise) -> list[Verdict]:
+    stub, solution = course.exercises_dir / ex.file, course.solutions_dir / ex.file
+    verdicts = []
+    for path in (stub, solution, course.checks_dir / ex.check_module):
+        verdicts.append(Verdict(path.is_file(), f"{ex.id}: {path.relative_to(course.root)} exists"))
+    if stub.is_file() and solution.is_file():
+        a, b = public_signatures(stub), public_signatures(solution)
+        differ = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+        verdicts.append(Verdict(not differ, f"{ex.id}: stub and solution have the same names and signatures",
+                                ", ".join(differ)))
+    return verdicts
+
+
+def grade_folder(course: Course, ids: list[str], folder: Path, references, zygote) -> list[ExerciseResult]:
+    from grader.run.startup import corpus_provider
+    from grader.run.session import GradingSession, run_checks
+
+    return run_checks(GradingSession(course, ids, submission=folder, zygote=zygote, references=references,
+                                     corpus=corpus_provider(course)))
+
+
+def grade_variant(course: Course, ex_id: str, module, references) -> ExerciseResult:
+    from grader.run.startup import corpus_provider
+    from grader.run.session import GradingSession, run_checks
+
+    return run_checks(GradingSession(course, [ex_id], references=references, in_process={ex_id: module},
+                                     corpus=corpus_provider(course)))[0]
+
+
+def check_reference(result: ExerciseResult) -> Verdict:
+    bad = [f"{c.name}: {c.finding.en if c.finding else ''}" for c in result.checks if not c.passed and not c.manual]
+    ok = not bad and bool(result.checks) and result.max_score == result.exercise.points
+    detail = "; ".join(bad) or (f"points {result.max_score} != course.toml {result.exercise.points}"
+                                if result.max_score != result.exercise.points else "")
+    return Verdict(ok, f"{result.exercise.id}: the reference passes every check ({len(result.checks)})", detail)
+
+
+def check_stub(result: ExerciseResult) -> Verdict:
+    bad = [c.name for c in result.checks if not c.manual and (c.passed or c.finding.kind != "not_implemented")]
+    return Verdict(not bad and bool(result.checks), f"{result.exercise.id}: the stub fails every check as not implemented",
+                   ", ".join(bad))
+
+
+def check_mistake(result: ExerciseResult, mistake: Mistake) -> Verdict:
+    failed = [c for c in result.checks if not c.passed and not c.manual]
+    named = [c for c in failed if c.finding and c.finding.diagnosis and c.finding.diagnosis["id"] == mistake.id]
+    detail = "" if named else ("no check fails" if not failed else
+                               "fails " + ", ".join(c.name for c in failed) + " but none names it")
+    return Verdict(bool(named), f"{result.exercise.id}: mistake {mistake.id!r} fails and is named", detail)
+
+
+def run_selfcheck(course: Course, lang: str = "zh", only: list[str] | None = None, echo=click.echo) -> int:
+    from grader.judge.references import LiveReferences
+    from grader.run.startup import load_judge, start_zygote
+
+    zygote = start_zygote(course)
+    load_judge()
+
+    ids = only or [e.id for e in course.exercises]
+    for ex_id in ids:
+        course.exercise(ex_id)  # unknown ids are a usage error
+    references = LiveReferences(course)
+    verdicts: list[Verdict] = []
+
+    def note(found: list[Verdict]) -> None:
+        for v in found:
+            verdicts.append(v)
+            echo(("  ✓ " if v.ok else "  ✗ ") + v.what + (f"\n      {v.detail}" if v.detail and not v.ok else ""))
+
+    try:
+        for ex_id in ids:
+            note(check_structure(course, course.exercise(ex_id)))
+        note([check_reference(r) for r in grade_folder(course, ids, course.solutions_dir, references, zygote)])
+        note([check_stub(r) for r in grade_folder(course, ids, course.exercises_dir, references, zygote)])
+        for ex_id in ids:
+            reference = references(ex_id)
+            for mistake in reference.mistakes:
+                result = grade_variant(course, ex_id, mistake.variant(reference.module), references)
+                note([check_mistake(result, mistake)])
+    finally:
+        zygote.close()
+    bad = [v for v in verdicts if not v.ok]
+    echo(f"{len(verdicts) - len(bad)}/{len(verdicts)} " + ("self-checks passed" if not bad else "self-checks passed; FAILED:"))
+    for v in bad:
+        echo(f"  ✗ {v.what}: {v.detail}")
+    return 0 if not bad else 1

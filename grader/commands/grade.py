@@ -1,0 +1,55 @@
+"""`grade exNN` and `grade all`: the commands made from course.toml."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from grader.model.course import CourseError
+from grader.model.messages import say
+
+
+def grading_options(func):
+    options = [
+        click.option("--submission", "submission", type=click.Path(path_type=Path), default=None,
+                     help="提交目录 / submission folder (default ./exercises)"),
+        click.option("--reference", is_flag=True, help="评分参考答案 / grade the reference solutions"),
+        click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "gradescope", "github"]),
+                     default="text", show_default=True),
+        click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="写入文件 / write to FILE"),
+        click.option("--color/--no-color", default=None, help="彩色输出 / colored text"),
+        click.option("--lang", "lang", type=click.Choice(["zh", "en"]), default=None,
+                     help="语言 / language (also before the command: grade --lang en ex03)"),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def make_grade_command(name: str) -> click.Command:
+    helps = {"all": "评分全部练习 / grade every exercise",
+             "exNN": "评分一个练习：grade ex01 … / grade one exercise: grade ex01 …"}
+    @click.command(name=name, help=helps.get(name, f"评分 {name} / grade {name}"))
+    @grading_options
+    @click.pass_obj
+    def command(obj, submission, reference, fmt, out, color, lang):
+        from grader.run.grading import grade_command
+
+        if lang:
+            obj.lang = lang
+        course = obj.course
+        if name == "all":
+            ids = [e.id for e in course.exercises]
+        else:
+            try:
+                ids = [course.exercise(name).id]
+            except CourseError:
+                raise click.UsageError(say("unknown_exercise", obj.lang, id=name,
+                                           known=", ".join(e.id for e in course.exercises))) from None
+        code = grade_command(course, ids, submission=submission, reference=reference, fmt=fmt, out=out,
+                             color=color, lang=obj.lang)
+        sys.exit(code)
+
+    return command

@@ -1,0 +1,124 @@
+"""The `grade` command.
+
+Students: `grade list`, `grade ex03`, `grade all`, `grade hint ex03`.
+Instructors and CI: `grade all --reference`, `grade check`, `grade all --submission DIR
+--format json --out FILE`. Exit codes: 0 every check passed, 1 a check failed, 2 a usage
+error (unknown exercise, missing folder, bad course.toml) with a clear message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from grader.model.course import Course, CourseError, load_course
+from grader.commands.check import check_command
+from grader.commands.grade import make_grade_command
+from grader.commands.hint import hint_command
+from grader.commands.list import list_command
+from grader.model.messages import default_lang
+
+EXERCISE_ID = re.compile(r"^ex\d\d$")
+
+
+class CourseContext:
+    """Shared state for the commands: the course, loaded once, and the chosen language."""
+
+    def __init__(self, course_path: Path | None, lang: str | None):
+        self._course_path = course_path
+        self._course: Course | None = None
+        self.lang = lang or default_lang()
+
+    @property
+    def course(self) -> Course:
+        if self._course is None:
+            try:
+                self._course = load_course(self._course_path)
+            except CourseError as err:
+                raise click.UsageError(str(err)) from None
+        return self._course
+
+
+class GradeGroup(click.Group):
+    """A click group where `grade ex03` and `grade all` are commands made from course.toml."""
+
+    def get_command(self, ctx, name):
+        command = super().get_command(ctx, name)
+        if command is not None:
+            return command
+        if EXERCISE_ID.match(name) or name in ("all", "exNN"):
+            return make_grade_command(name)
+        return None
+
+    def list_commands(self, ctx):
+        return sorted(super().list_commands(ctx)) + ["all", "exNN"]
+
+    def resolve_command(self, ctx, args):
+        name = args[0] if args else None
+        if name and EXERCISE_ID.match(name):
+            return name, make_grade_command(name), args[1:]
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=GradeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--lang", type=click.Choice(["zh", "en"]), default=None, help="语言 / language (default: locale)")
+@click.option("--course", "course_path", type=click.Path(path_type=Path), default=None, envvar="GRADE_COURSE",
+              help="course.toml (default: the kit's own)")
+@click.pass_context
+def main(ctx, lang, course_path):
+    """从零构建 GPT：练习评分工具 / grader for the build-a-GPT course.
+
+    \b
+    学生 / students:    grade list | grade ex03 | grade all | grade hint ex03
+    教师 / instructors: grade all --reference | grade check
+    """
+    ctx.obj = CourseContext(course_path, lang)
+
+
+class LazyCommand(click.Command):
+    """A command whose module is imported only when it runs (keeps `grade ex03` start-up lean)."""
+
+    def __init__(self, name: str, target: str, help_text: str):
+        super().__init__(name, help=help_text, context_settings={"ignore_unknown_options": True,
+                                                                 "allow_extra_args": True, "help_option_names": []})
+        self.target = target
+
+    def invoke(self, ctx):
+        module_name, _, attr = self.target.partition(":")
+        import importlib
+
+        command = getattr(importlib.import_module(module_name), attr)
+        return command.main(ctx.args, prog_name=f"grade {self.name}", standalone_mode=False, obj=ctx.obj)
+
+
+for _name, _target, _help in (
+    ("data", "grader.commands.data:data", "数据：下载或指定 tiny Shakespeare / get the data"),
+    ("status", "grader.commands.status:status", "进度：每个练习的状态 / progress of every exercise"),
+    ("watch", "grader.commands.watch:watch", "保存即评分 / re-grade on every save"),
+    ("release", "grader.commands.release:release", "生成学生发行版 / build the student release"),
+    ("nbgrader", "grader.commands.nbgrader:nbgrader_command", "生成 nbgrader 课程目录 / build nbgrader assignments"),
+    ("batch", "grader.commands.batch:batch", "批量评分 / grade a cohort"),
+    ("merge", "grader.commands.merge:merge", "合并分片成绩 / merge sharded gradebooks"),
+):
+    main.add_command(LazyCommand(_name, _target, _help))
+main.add_command(list_command)
+main.add_command(hint_command)
+main.add_command(check_command)
+
+
+def entry() -> None:
+    """The console script. Exits without tearing torch down (measured: about 0.3 s saved)."""
+    try:
+        main.main(prog_name="grade")
+        code = 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        if not isinstance(stop.code, (int, type(None))):
+            click.echo(stop.code, err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -1,0 +1,27 @@
+"""`grade status`: 未开始 / 未通过 / 通过, points and the last attempt of every exercise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from grader.student.progress import status_lines, student_folder
+
+
+@click.command("status")
+@click.option("--submission", type=click.Path(path_type=Path), default=None,
+              help="提交目录 / submission folder (default ./exercises)")
+@click.option("--color/--no-color", default=None, help="彩色输出 / colored text")
+@click.pass_obj
+def status(obj, submission, color):
+    """进度：每个练习的状态、得分和最近一次评分的时间 / every exercise's state, points and last attempt."""
+    import sys
+
+    folder = student_folder(submission)
+    if submission and not folder.is_dir():
+        from grader.model.messages import say
+
+        raise click.UsageError(say("missing_folder", obj.lang, path=folder))
+    use_color = sys.stdout.isatty() if color is None else color
+    click.echo("\n".join(status_lines(obj.course, folder, obj.lang, color=use_color)))

@@ -1,0 +1,201 @@
+"""Compare plain observations: shapes first, then dtype, then values.
+
+Everything here works on plain data decoded by `wire.decode`; nothing the student wrote
+runs. A mismatch is described for people: a short form of each side for the one-line
+report (`(2, 4)` for a tensor, the value for a number) and a detail line saying where
+they differ first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Tol:
+    """Tolerance for floating-point values: |got - expected| <= atol + rtol * |expected|."""
+
+    rtol: float = 1e-4
+    atol: float = 1e-5
+
+
+DEFAULT_TOL = Tol()
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Why two values differ, in both languages."""
+
+    zh: str
+    en: str
+
+
+def short(value, limit: int = 60) -> str:
+    """A one-line form for the report: shapes for tensors, values for the rest."""
+    if isinstance(value, torch.Tensor):
+        return str(tuple(value.shape)) if value.dim() else _fmt_number(value.item())
+    if isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
+        return " ".join(short(v) for v in value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from grader.report.humanize import number
+
+        return number(value)  # a count read by people: 409,600,000 (409.6M)
+    text = _inline(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _inline(value, depth: int = 0) -> str:
+    """One line, recursively; tensors inside containers as `T(2, 4)`."""
+    if depth > 6:
+        return "…"
+    if isinstance(value, torch.Tensor):
+        return f"T{tuple(value.shape)}" if value.dim() else _fmt_number(value.item())
+    if isinstance(value, dict) and "__unsupported__" in value and len(value) == 1:
+        return f"<{value['__unsupported__']}>"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_inline(v, depth + 1)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_inline(v, depth + 1) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(_inline(v, depth + 1) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, (int, float)):
+        return _fmt_number(value)
+    return repr(value).replace("\n", " ")
+
+
+def _fmt_number(x) -> str:
+    """A number inside a value (a list item, a tensor element): ints plain, floats to 4 decimals.
+
+    A number on its own gets the long form from `short` (grader.report.humanize: `409,600,000 (409.6M)`);
+    inside a list, thousands separators would read as more items.
+    """
+    import math
+
+    if isinstance(x, bool) or not isinstance(x, float):
+        return str(x)
+    if math.isnan(x) or math.isinf(x):
+        return str(x)
+    return f"{x:.4f}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3g}"
+
+
+def kind(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return "Tensor"
+    if isinstance(value, dict) and "__unsupported__" in value and len(value) == 1:
+        return str(value["__unsupported__"])
+    return type(value).__name__
+
+
+def compare(expected, got, tol: Tol | None = None, *, dtype: bool = True, path: str = "") -> Mismatch | None:
+    """None when `got` matches `expected`, else a Mismatch saying where first."""
+    tol = tol or DEFAULT_TOL
+    where = f" {path}" if path else ""
+    if isinstance(expected, torch.Tensor):
+        return _compare_tensor(expected, got, tol, dtype, where)
+    if isinstance(expected, bool) or expected is None or isinstance(expected, str):
+        if type(got) is type(expected) and got == expected:
+            return None
+        return Mismatch(f"值不同{where}：期望 {short(expected)}，得到 {short(got)}",
+                        f"value differs{where}: expected {short(expected)}, got {short(got)}")
+    if isinstance(expected, (int, float)):
+        return _compare_number(expected, got, tol, where)
+    if isinstance(expected, (list, tuple)):
+        if not isinstance(got, (list, tuple)):
+            return _kind_mismatch(expected, got, where)
+        if len(got) != len(expected):
+            return Mismatch(f"长度不同{where}：期望 {len(expected)}，得到 {len(got)}",
+                            f"length differs{where}: expected {len(expected)}, got {len(got)}")
+        for i, (e, g) in enumerate(zip(expected, got)):
+            found = compare(e, g, tol, dtype=dtype, path=f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if isinstance(expected, dict):
+        if not isinstance(got, dict):
+            return _kind_mismatch(expected, got, where)
+        missing = [k for k in expected if k not in got]
+        extra = [k for k in got if k not in expected]
+        if missing or extra:
+            return Mismatch(f"键不同{where}：缺少 {missing}，多出 {extra}",
+                            f"keys differ{where}: missing {missing}, unexpected {extra}")
+        for key in expected:
+            found = compare(expected[key], got[key], tol, dtype=dtype, path=f"{path}[{key!r}]")
+            if found:
+                return found
+        return None
+    return None if expected == got else Mismatch(f"值不同{where}", f"value differs{where}")
+
+
+def _kind_mismatch(expected, got, where: str) -> Mismatch:
+    return Mismatch(f"类型不同{where}：期望 {kind(expected)}，得到 {kind(got)}",
+                    f"type differs{where}: expected {kind(expected)}, got {kind(got)}")
+
+
+def _compare_number(expected, got, tol: Tol, where: str) -> Mismatch | None:
+    if isinstance(got, torch.Tensor) and got.dim() == 0 and not isinstance(expected, bool):
+        got = got.item()  # a 0-dim tensor where the contract says "a number" is accepted
+    if isinstance(expected, int):
+        if type(got) is int and got == expected:
+            return None
+        if type(got) is not int:
+            return _kind_mismatch(expected, got, where) if not isinstance(got, float) or got != expected else \
+                Mismatch(f"类型不同{where}：期望 int，得到 float {got}", f"type differs{where}: expected int, got float {got}")
+        return Mismatch(f"值不同{where}：期望 {short(expected)}，得到 {short(got)}",
+                        f"value differs{where}: expected {short(expected)}, got {short(got)}")
+    if not isinstance(got, (int, float)) or isinstance(got, bool):
+        return _kind_mismatch(expected, got, where)
+    if math.isnan(expected) and math.isnan(got):
+        return None
+    if math.isinf(expected) or math.isinf(got):
+        return None if expected == got else Mismatch(f"值不同{where}：期望 {short(expected)}，得到 {short(got)}",
+                                                      f"value differs{where}: expected {short(expected)}, got {short(got)}")
+    if abs(got - expected) <= tol.atol + tol.rtol * abs(expected):
+        return None
+    return Mismatch(f"值不同{where}：期望 {short(expected)}，得到 {short(got)}（差 {abs(got - expected):.3g}）",
+                    f"value differs{where}: expected {short(expected)}, got {short(got)} (off by {abs(got - expected):.3g})")
+
+
+def _compare_tensor(expected: torch.Tensor, got, tol: Tol, check_dtype: bool, where: str) -> Mismatch | None:
+    if not isinstance(got, torch.Tensor):
+        return _kind_mismatch(expected, got, where)
+    if tuple(got.shape) != tuple(expected.shape):
+        return Mismatch(f"形状不同{where}：期望 {tuple(expected.shape)}，得到 {tuple(got.shape)}",
+                        f"shape differs{where}: expected {tuple(expected.shape)}, got {tuple(got.shape)}")
+    if check_dtype and got.dtype != expected.dtype:
+        return Mismatch(f"dtype 不同{where}：期望 {expected.dtype}，得到 {got.dtype}",
+                        f"dtype differs{where}: expected {expected.dtype}, got {got.dtype}")
+    if expected.numel() == 0:
+        return None
+    if expected.dim() == 0:  # a scalar tensor (a loss): compare it as a number
+        if expected.dtype == torch.bool:
+            return None if bool(expected) == bool(got) else Mismatch(
+                f"值不同{where}：期望 {bool(expected)}，得到 {bool(got)}", f"value differs{where}: expected {bool(expected)}, got {bool(got)}")
+        return _compare_number(expected.item(), got.item(), tol, where)
+    if expected.is_floating_point() or got.is_floating_point():
+        e, g = expected.double(), got.double()
+        both_nan = torch.isnan(e) & torch.isnan(g)
+        close = (g - e).abs() <= tol.atol + tol.rtol * e.abs()
+        close = close | both_nan | ((e == g) & torch.isinf(e))
+    else:
+        close = expected == got
+    if bool(close.all()):
+        return None
+    bad = (~close).nonzero()[0].tolist()
+    index = tuple(bad)
+    e_val, g_val = expected[index].item(), got[index].item()
+    n_bad = int((~close).sum())
+    if expected.is_floating_point() or got.is_floating_point():
+        diff = (expected.double() - got.double()).abs()
+        worst = float(torch.nan_to_num(diff, nan=float("inf")).max())
+        return Mismatch(
+            f"数值不同{where}：{n_bad}/{expected.numel()} 个元素不等，最大差 {worst:.3g}；首个不同位置 {index}：期望 {_fmt_number(e_val)}，得到 {_fmt_number(g_val)}",
+            f"values differ{where}: {n_bad}/{expected.numel()} elements, largest difference {worst:.3g}; first at {index}: expected {_fmt_number(e_val)}, got {_fmt_number(g_val)}")
+    return Mismatch(
+        f"数值不同{where}：{n_bad}/{expected.numel()} 个元素不等；首个不同位置 {index}：期望 {e_val}，得到 {g_val}",
+        f"values differ{where}: {n_bad}/{expected.numel()} elements; first at {index}: expected {e_val}, got {g_val}")

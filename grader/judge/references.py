@@ -1,0 +1,142 @@
+"""The reference side of a check: the solutions' answers, computed live in the judge and
+kept on disk when slow (ex12's training), with the exercise's known mistakes beside them."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import time
+import types
+from pathlib import Path
+
+from grader.judge.mistakes import Mistake, mistakes_for
+from grader.judge.subjects import InProcessSubject
+from grader.model.calls import Call, Observation
+from grader.model.course import Course
+from grader.model.files import atomic_write
+from grader.model.fingerprint import answers_fingerprint
+
+def load_module_from(folder: Path, module_name: str, as_name: str | None = None) -> types.ModuleType:
+    """Import `folder/module_name.py` (its folder on sys.path, for imports between exercises)."""
+    folder = Path(folder).resolve()
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+    path = folder / f"{module_name}.py"
+    spec = importlib.util.spec_from_file_location(as_name or module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[as_name or module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class AnswerStore:
+    """Reference answers that were slow to compute (ex12's training), kept on disk.
+
+    An answer is filed under the call's key and a fingerprint of everything it depends on
+    (the solution, the probes, the mistakes, torch's version), so a changed solution or
+    probe never reads a stale answer. Files are read with `wire.decode`.
+    """
+
+    def __init__(self, folder: Path, fingerprint: str, min_seconds: float = 1.0):
+        self.folder = Path(folder)
+        self.fingerprint = fingerprint
+        self.min_seconds = min_seconds
+
+    def _path(self, key: str) -> Path:
+        return self.folder / hashlib.sha256(f"{self.fingerprint}:{key}".encode()).hexdigest()[:32]
+
+    def get(self, key: str) -> Observation | None:
+        import grader.sandbox.wire as wire
+
+        try:
+            return Observation.from_answer(wire.decode(self._path(key).read_bytes()))
+        except (OSError, wire.DecodeError):
+            return None
+
+    def put(self, key: str, obs: Observation, seconds: float) -> None:
+        if seconds < self.min_seconds:
+            return
+        import grader.sandbox.wire as wire
+
+        try:
+            atomic_write(self._path(key), wire.encode({"ok": obs.ok, "value": obs.value, "error": obs.error,
+                                                       "output": obs.output}))
+        except OSError:
+            pass  # no cache: slower, not wrong
+
+
+class Reference:
+    """The reference solution of one exercise, with its known mistakes, answers cached."""
+
+    def __init__(self, exercise_id: str, module: types.ModuleType, mistakes: list[Mistake] | None = None,
+                 store: AnswerStore | None = None):
+        self.exercise_id = exercise_id
+        self._subject = InProcessSubject(module)
+        self._module = module
+        self._mistakes = mistakes_for(exercise_id) if mistakes is None else mistakes
+        self._cache: dict[str, Observation] = {}
+        self._mistake_cache: dict[tuple[str, str], Observation] = {}
+        self._store = store
+
+    def _compute(self, key: str, subject: InProcessSubject, a_call: Call) -> Observation:
+        if self._store is not None:
+            stored = self._store.get(key)
+            if stored is not None:
+                return stored
+        start = time.monotonic()
+        obs = subject.observe(a_call)
+        if self._store is not None:
+            self._store.put(key, obs, time.monotonic() - start)
+        return obs
+
+    @property
+    def mistakes(self) -> list[Mistake]:
+        return self._mistakes
+
+    @property
+    def module(self) -> types.ModuleType:
+        return self._module
+
+    def observe(self, a_call: Call, timeout: float | None = None) -> Observation:
+        key = a_call.key()
+        if key not in self._cache:
+            self._cache[key] = self._compute(key, self._subject, a_call)
+        return self._cache[key]
+
+    def observe_mistake(self, mistake: Mistake, a_call: Call) -> Observation:
+        key = (mistake.id, a_call.key())
+        if key not in self._mistake_cache:
+            variant = InProcessSubject(mistake.variant(self._module))
+            self._mistake_cache[key] = self._compute(f"{mistake.id}:{key[1]}", variant, a_call)
+        return self._mistake_cache[key]
+
+
+class LiveReferences:
+    """Reference answers computed from the solutions folder, in this (the judge's) process.
+
+    Slow answers are also kept in `cache_dir` (default: the user's cache folder), so the
+    second `grade ex12` does not train the reference again.
+    """
+
+    def __init__(self, course: Course, cache_dir: Path | None = None, use_disk: bool = True):
+        self.course = course
+        self.cache_dir = cache_dir
+        self.use_disk = use_disk
+        self._refs: dict[str, Reference] = {}
+
+    def _store(self, ex) -> AnswerStore | None:
+        if not self.use_disk:
+            return None
+        from grader.data.datasets import default_cache_dir
+
+        fingerprint = answers_fingerprint(self.course)
+
+        return AnswerStore((self.cache_dir or default_cache_dir()) / "answers", fingerprint)
+
+    def __call__(self, exercise_id: str) -> Reference:
+        if exercise_id not in self._refs:
+            ex = self.course.exercise(exercise_id)
+            module = load_module_from(self.course.solutions_dir, ex.module)
+            self._refs[exercise_id] = Reference(exercise_id, module, store=self._store(ex))
+        return self._refs[exercise_id]

@@ -1,0 +1,212 @@
+"""What checks are written with: make a call on the student and the reference, compare.
+
+See grader/checks/README.md. A failure is raised as `CheckFailed` carrying a `Finding`:
+plain fields (what was called, expected vs got in short form, why in both languages, the
+student's traceback and printed output, the known mistake it matches) that the reports
+render in Chinese or English.
+"""
+
+from __future__ import annotations
+
+
+from grader.judge.compare import DEFAULT_TOL, Mismatch, Tol, compare, short
+from grader.model.calls import Call, Observation
+from grader.model.results import CheckFailed, Finding
+
+__all__ = ["Tol", "call", "read", "probe", "same", "check_value", "observe", "fail", "assert_ok",
+           "CheckFailed", "Finding", "StudentView"]
+
+
+class StudentView:
+    """The `student` fixture: a subject with the check's time limit, remembering what it showed."""
+
+    def __init__(self, subject, timeout: float):
+        self.subject = subject
+        self.timeout = timeout
+        self.shown: list[tuple[str, str, str]] = []
+        self.attachments: dict[str, object] = {}
+
+    def observe(self, a_call: Call) -> Observation:
+        return self.subject.observe(a_call, self.timeout)
+
+    def record(self, label: str, expected: str, got: str) -> None:
+        self.shown.append((label, expected, got))
+
+    def attach(self, kind: str, data) -> None:
+        """Keep plain data for the report to draw (ex05's shapes, ex12's loss table)."""
+        self.attachments[kind] = data
+
+
+def _args_label(name: str, args: tuple, kwargs: dict) -> str:
+    parts = [short(a, 24) for a in args] + [f"{k}={short(v, 16)}" for k, v in kwargs.items()]
+    return f"{name}({', '.join(parts)})"
+
+
+def call(fn_name: str, *args, **kwargs) -> Call:
+    """Call the exercise's function (or class) `fn_name` with plain arguments."""
+    return Call("common.call_function", (fn_name, args, kwargs), {}, _args_label(fn_name, args, kwargs))
+
+
+def read(name: str) -> Call:
+    """Read the exercise's module-level constant `name`."""
+    return Call("common.read_constant", (name,), {}, name)
+
+
+def probe(spec: str, *args, **kwargs) -> Call:
+    """Run the probe `grader/probes/<module>.py:<function>` on the exercise module."""
+    return Call(spec, args, kwargs, _args_label(spec.rpartition(".")[2], args, kwargs))
+
+
+def observe(subject, a_call: Call) -> Observation:
+    return subject.observe(a_call)
+
+
+def fail(zh: str, en: str, *, label: str = "", expected: str | None = None, got: str | None = None,
+         diagnosis: dict | None = None) -> None:
+    """Fail the check with your own message (both languages)."""
+    raise CheckFailed(Finding("custom", label=label, expected=expected, got=got, zh=zh, en=en, diagnosis=diagnosis))
+
+
+def student_error_finding(obs: Observation, label: str) -> Finding:
+    """The standard finding for a student's call that did not return."""
+    err = obs.error or {}
+    kind_name = err.get("type", "")
+    if err.get("not_implemented"):
+        return Finding("not_implemented", label, zh="未完成", en="not implemented yet")
+    if kind_name == "Timeout":
+        return Finding("timeout", label, zh=f"超时：运行超过 {err.get('message')}，已被终止",
+                       en=f"timed out: still running after {err.get('message')}, stopped")
+    if kind_name == "WorkerDied":
+        return Finding("crash", label, zh=f"进程意外退出（{err.get('message')}）",
+                       en=f"the process ended unexpectedly ({err.get('message')})", output=obs.output)
+    if kind_name in ("MissingSubmissionFile", "MissingName"):
+        return Finding("missing", label, zh=err.get("message", ""), en=err.get("message", ""))
+    message = f"{kind_name}: {err.get('message', '')}"
+    return Finding("error", label, got=f"raised {kind_name}", zh=f"你的代码抛出了异常 {message}",
+                   en=f"your code raised {message}", traceback=err.get("traceback", ""), output=obs.output)
+
+
+def assert_ok(obs: Observation, label: str = "") -> object:
+    """The student's value, or the standard failure if their call raised."""
+    if not obs.ok:
+        raise CheckFailed(student_error_finding(obs, label))
+    return obs.value
+
+
+def _verdict(expected: Observation, got: Observation, tol: Tol, dtype: bool) -> Mismatch | None:
+    """None when the student's observation agrees with the expected one."""
+    if not expected.ok:
+        want = expected.error_type
+        if got.ok:
+            return Mismatch(f"应当抛出 {want}，但正常返回了 {short(got.value)}",
+                            f"should raise {want}, but returned {short(got.value)}")
+        if got.raised(want):
+            return None
+        return Mismatch(f"应当抛出 {want}，但抛出了 {got.error_type}", f"should raise {want}, but raised {got.error_type}")
+    if not got.ok:
+        return Mismatch("", "")  # described by student_error_finding
+    return compare(expected.value, got.value, tol, dtype=dtype)
+
+
+def diagnose(reference, a_call: Call, expected: Observation, got: Observation, tol: Tol, dtype: bool) -> dict | None:
+    """The known mistake whose output on this call equals the student's, if one does."""
+    for mistake in getattr(reference, "mistakes", []):
+        variant = reference.observe_mistake(mistake, a_call)
+        if variant.ok != got.ok:
+            continue
+        if _verdict(expected, variant, tol, dtype) is None:
+            continue  # this mistake does not show on this input
+        if variant.ok and compare(variant.value, got.value, tol, dtype=dtype) is None:
+            return mistake.as_dict()
+        if not variant.ok and got.error_type == variant.error_type and \
+                got.error.get("message") == variant.error.get("message"):
+            return mistake.as_dict()  # the same exception with the same message: the same bug
+    return None
+
+
+def _expected_short(obs: Observation) -> str:
+    return short(obs.value) if obs.ok else f"raises {obs.error_type}"
+
+
+def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | None = None,
+         dtype: bool = True):
+    """Observe `a_call` on both; fail unless the student's answer matches. Returns it."""
+    tol = tol or DEFAULT_TOL
+    label = label or a_call.label
+    expected = reference.observe(a_call)
+    got = student.observe(a_call)
+    if expected.ok is False and expected.error and expected.error.get("type") in ("NotImplementedYet", "NotImplementedError"):
+        raise RuntimeError(f"the reference does not implement {label}")
+    mismatch = _verdict(expected, got, tol, dtype)
+    if mismatch is None:
+        student.record(label, _expected_short(expected), _expected_short(got) if got.ok else f"raises {got.error_type}")
+        return got.value
+    if not got.ok and expected.ok or (not got.ok and got.error.get("not_implemented")):
+        finding = student_error_finding(got, label)
+        finding.expected = _expected_short(expected)
+        if finding.got is None and finding.kind in ("timeout", "crash"):
+            finding.got = "—"
+        if finding.kind == "error":
+            finding.diagnosis = diagnose(reference, a_call, expected, got, tol, dtype)
+        raise CheckFailed(finding)
+    finding = Finding(
+        "mismatch", label, expected=_expected_short(expected),
+        got=_expected_short(got) if got.ok else f"raises {got.error_type}",
+        zh=mismatch.zh, en=mismatch.en, output=got.output,
+        traceback=(got.error or {}).get("traceback", "") if not got.ok else "",
+        diagnosis=diagnose(reference, a_call, expected, got, tol, dtype))
+    if got.ok and _is_id_list(expected.value) and _is_id_list(got.value):
+        _point_at_first_difference(student, finding, expected.value, got.value)
+    raise CheckFailed(finding)
+
+
+def _is_id_list(value) -> bool:
+    """A list of token ids or merges (ints, or tuples of ints): the first difference is what matters."""
+
+    def ids(v, depth=0) -> bool:
+        if isinstance(v, bool):
+            return False
+        if isinstance(v, int):
+            return True
+        return isinstance(v, (list, tuple)) and depth < 3 and all(ids(x, depth + 1) for x in v)
+
+    return isinstance(value, (list, tuple)) and ids(value)
+
+
+def _point_at_first_difference(student, finding: Finding, expected, got) -> None:
+    """Show where two id lists first differ (ex13), not the whole lists."""
+    from grader.model.differences import difference_text, first_difference, item_text
+
+    diff = first_difference(expected, got)
+    if diff is None:
+        return
+    student.attach("difference", diff)
+    finding.expected = f"[{diff['index']}] {item_text(diff['expected'])}"
+    finding.got = f"[{diff['index']}] {item_text(diff['got'])}"
+    finding.zh, finding.en = difference_text(diff, "zh"), difference_text(diff, "en")
+
+
+def check_value(student, a_call: Call, expected, label: str | None = None, tol: Tol | None = None,
+                dtype: bool = True, reference=None):
+    """Compare the student's answer with a literal value (the course text's own numbers).
+
+    Pass `reference` to have a wrong answer matched against the known mistakes.
+    """
+    tol = tol or DEFAULT_TOL
+    label = label or a_call.label
+    got = student.observe(a_call)
+    if not got.ok:
+        finding = student_error_finding(got, label)
+        finding.expected = short(expected)
+        finding.got = finding.got or "—"
+        raise CheckFailed(finding)
+    value = got.value
+    mismatch = compare(expected, value, tol, dtype=dtype)
+    if mismatch is None:
+        student.record(label, short(expected), short(value))
+        return value
+    diagnosis = None
+    if reference is not None:
+        diagnosis = diagnose(reference, a_call, Observation(ok=True, value=expected), got, tol, dtype)
+    raise CheckFailed(Finding("mismatch", label, expected=short(expected), got=short(value),
+                              zh=mismatch.zh, en=mismatch.en, output=got.output, diagnosis=diagnosis))

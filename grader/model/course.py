@@ -1,0 +1,184 @@
+"""Read course.toml into frozen dataclasses and validate it.
+
+course.toml is the one place that lists the assignments and exercises, in order. Unknown
+keys, missing keys and files that do not exist are errors with a clear message, raised as
+`CourseError` (the command line turns it into exit code 2).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from grader.model.paths import KIT_ROOT
+
+
+class CourseError(Exception):
+    """course.toml is missing, malformed, or disagrees with the files."""
+
+
+@dataclass(frozen=True)
+class Text:
+    zh: str
+    en: str
+
+    def __call__(self, lang: str) -> str:
+        return self.en if lang == "en" else self.zh
+
+
+@dataclass(frozen=True)
+class Assignment:
+    id: str
+    title: Text
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    assignment: str
+    file: str
+    title: Text
+    section: str
+    points: int
+    timeout: float
+    hints: tuple[Text, ...]
+
+    @property
+    def module(self) -> str:
+        """The module name of the exercise file (`ex03_param_budget`)."""
+        return self.file.removesuffix(".py")
+
+    @property
+    def check_module(self) -> str:
+        """The file of the exercise's checks in grader/checks/."""
+        return f"test_{self.module}.py"
+
+
+@dataclass(frozen=True)
+class Course:
+    root: Path
+    format_version: int
+    title: Text
+    data_dir: str | None
+    assignments: tuple[Assignment, ...]
+    exercises: tuple[Exercise, ...]
+
+    def exercise(self, exercise_id: str) -> Exercise:
+        for ex in self.exercises:
+            if ex.id == exercise_id:
+                return ex
+        known = ", ".join(e.id for e in self.exercises)
+        raise CourseError(f"未知练习 / unknown exercise: {exercise_id!r} (known: {known})")
+
+    def of_assignment(self, assignment_id: str) -> tuple[Exercise, ...]:
+        return tuple(e for e in self.exercises if e.assignment == assignment_id)
+
+    @property
+    def exercises_dir(self) -> Path:
+        return self.root / "exercises"
+
+    @property
+    def solutions_dir(self) -> Path:
+        return self.root / "solutions"
+
+    @property
+    def checks_dir(self) -> Path:
+        return self.root / "grader" / "checks"
+
+
+_TOP_KEYS = {"format_version", "course", "data", "assignments", "exercises"}
+_COURSE_KEYS = {"title"}
+_DATA_KEYS = {"dir"}
+_ASSIGNMENT_KEYS = {"id", "title"}
+_EXERCISE_KEYS = {"id", "assignment", "file", "title", "section", "points", "timeout", "hints"}
+SUPPORTED_FORMAT = 1
+
+
+def _check_keys(table: dict, allowed: set[str], where: str, required: set[str] | None = None) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise CourseError(f"course.toml: {where}: 未知字段 / unknown key(s): {', '.join(unknown)}")
+    missing = sorted((required if required is not None else allowed) - set(table))
+    if missing:
+        raise CourseError(f"course.toml: {where}: 缺少字段 / missing key(s): {', '.join(missing)}")
+
+
+def _text(value, where: str) -> Text:
+    if not isinstance(value, dict):
+        raise CourseError(f"course.toml: {where}: 应为 {{ zh = ..., en = ... }} / expected a zh/en table")
+    _check_keys(value, {"zh", "en"}, where)
+    if not all(isinstance(value[k], str) and value[k].strip() for k in ("zh", "en")):
+        raise CourseError(f"course.toml: {where}: zh 与 en 都必须是非空字符串 / zh and en must be non-empty strings")
+    return Text(zh=value["zh"], en=value["en"])
+
+
+def parse_course(data: dict, root: Path, *, check_files: bool = True) -> Course:
+    """Validate the parsed TOML and build a Course. `root` holds exercises/ and solutions/."""
+    _check_keys(data, _TOP_KEYS, "top level", required={"format_version", "course", "assignments", "exercises"})
+    if data["format_version"] != SUPPORTED_FORMAT:
+        raise CourseError(f"course.toml: format_version {data['format_version']!r} 不受支持 / is not supported (expected {SUPPORTED_FORMAT})")
+    _check_keys(data["course"], _COURSE_KEYS, "[course]")
+    data_table = data.get("data", {})
+    _check_keys(data_table, _DATA_KEYS, "[data]", required=set())
+    assignments = []
+    for i, table in enumerate(data["assignments"]):
+        _check_keys(table, _ASSIGNMENT_KEYS, f"[[assignments]] #{i + 1}")
+        assignments.append(Assignment(id=table["id"], title=_text(table["title"], f"assignment {table['id']}: title")))
+    assignment_ids = {a.id for a in assignments}
+    exercises, seen = [], set()
+    for i, table in enumerate(data["exercises"]):
+        where = f"[[exercises]] #{i + 1} ({table.get('id', '?')})"
+        _check_keys(table, _EXERCISE_KEYS, where)
+        ex_id = table["id"]
+        if ex_id in seen:
+            raise CourseError(f"course.toml: {where}: 重复的 id / duplicate id")
+        seen.add(ex_id)
+        if table["assignment"] not in assignment_ids:
+            raise CourseError(f"course.toml: {where}: 未知作业 / unknown assignment {table['assignment']!r}")
+        if not isinstance(table["points"], int) or table["points"] <= 0:
+            raise CourseError(f"course.toml: {where}: points 必须是正整数 / must be a positive integer")
+        if not isinstance(table["timeout"], (int, float)) or table["timeout"] <= 0:
+            raise CourseError(f"course.toml: {where}: timeout 必须是正数 / must be a positive number of seconds")
+        hints = tuple(_text(h, f"{where}: hint {j + 1}") for j, h in enumerate(table["hints"]))
+        if not hints:
+            raise CourseError(f"course.toml: {where}: 至少要有一条提示 / at least one hint is required")
+        exercises.append(Exercise(
+            id=ex_id, assignment=table["assignment"], file=table["file"],
+            title=_text(table["title"], f"{where}: title"), section=str(table["section"]),
+            points=table["points"], timeout=float(table["timeout"]), hints=hints,
+        ))
+    course = Course(
+        root=root, format_version=data["format_version"], title=_text(data["course"]["title"], "[course] title"),
+        data_dir=data_table.get("dir") or None, assignments=tuple(assignments), exercises=tuple(exercises),
+    )
+    if check_files:
+        _check_files(course)
+    return course
+
+
+def _check_files(course: Course) -> None:
+    for ex in course.exercises:
+        for folder in (course.exercises_dir, course.checks_dir):
+            name = ex.file if folder == course.exercises_dir else ex.check_module
+            if not (folder / name).is_file():
+                raise CourseError(f"course.toml: {ex.id}: 文件不存在 / file not found: {folder / name}")
+
+
+def load_course(path: Path | None = None, *, check_files: bool = True) -> Course:
+    """Load and validate course.toml (default: the one next to the grader package)."""
+    path = Path(path) if path else default_course_path()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CourseError(f"找不到 course.toml / course.toml not found: {path}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise CourseError(f"course.toml 格式错误 / is not valid TOML: {err}") from None
+    try:
+        return parse_course(data, path.parent, check_files=check_files)
+    except (KeyError, TypeError) as err:
+        raise CourseError(f"course.toml: 结构不对 / malformed: {err!r}") from None
+
+
+def default_course_path() -> Path:
+    """course.toml sits at the root of the kit, the parent folder of grader/."""
+    return KIT_ROOT / "course.toml"

@@ -1,0 +1,30 @@
+"""One fingerprint of everything besides the student that can change an answer.
+
+The reference's answer cache (ex12's training) and `grade batch`'s resume both key on it:
+the course file, the grader package's code (checks, probes, mistakes, pieces, compare, …),
+the exercise's solution, and the versions of torch and the grader. A change to any of them
+regrades; nothing else does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.model.files import digest_files
+from grader.model.paths import PACKAGE_DIR
+
+
+def grader_files(package_dir: Path = PACKAGE_DIR) -> list[Path]:
+    """Every source file of the grader package, in a stable order."""
+    return sorted(p for p in package_dir.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def answers_fingerprint(course, extra: str = "") -> str:
+    """The fingerprint of answers computed from the course's solutions with this grader and torch."""
+    import torch
+
+    import grader
+
+    files = [course.root / "course.toml", *grader_files(), *sorted(course.checks_dir.glob("*.py")),
+             *sorted(course.solutions_dir.glob("*.py"))]
+    return digest_files(files, extra=f"{torch.__version__}:{grader.__version__}:{extra}")

@@ -1,0 +1,103 @@
+"""Every message the grader itself prints, in Chinese and English.
+
+Messages that come from checks and mistakes carry their own two languages; these are the
+grader's. `say(key, lang, **values)` formats one. `tests/test_messages.py` proves every
+message exists in both languages with the same placeholders.
+"""
+
+from __future__ import annotations
+
+import os
+
+CATALOG: dict[str, dict[str, str]] = {
+    "not_implemented": {"zh": "未完成", "en": "not implemented yet"},
+    "not_implemented_line": {"zh": "未完成 / not implemented yet：在 {file} 里实现后再运行 `grade {id}`",
+                             "en": "not implemented yet: fill in {file}, then run `grade {id}`"},
+    "expected": {"zh": "期望", "en": "expected"},
+    "got": {"zh": "得到", "en": "got"},
+    "diagnosis": {"zh": "诊断", "en": "diagnosis"},
+    "reread": {"zh": "重读 {section}", "en": "reread {section}"},
+    "see_hint": {"zh": "提示：grade hint {id} --level {level}", "en": "hint: grade hint {id} --level {level}"},
+    "your_traceback": {"zh": "你的代码的调用栈：", "en": "your code's traceback:"},
+    "your_output": {"zh": "你的代码打印了：", "en": "your code printed:"},
+    "manual_pending": {"zh": "待人工评分", "en": "awaiting manual grading"},
+    "manual_missing": {"zh": "还没有作答", "en": "no answer yet"},
+    "total": {"zh": "总分", "en": "total"},
+    "all_passed": {"zh": "全部通过！", "en": "all checks passed!"},
+    "some_failed": {"zh": "{failed} 项检查未通过", "en": "{failed} check(s) failed"},
+    "manual_unanswered": {"zh": "还有 {count} 道书面回答没写（人工评分）", "en": "{count} written answer(s) still empty (graded by hand)"},
+    "hidden_note": {"zh": "正式评分还会运行隐藏测试。", "en": "The official grade also runs hidden tests."},
+    "status_passed": {"zh": "通过", "en": "passed"},
+    "status_failed": {"zh": "未通过", "en": "failed"},
+    "status_not_started": {"zh": "未开始", "en": "not started"},
+    "status_not_implemented": {"zh": "未完成", "en": "not implemented"},
+    "list_header": {"zh": "练习", "en": "exercises"},
+    "hint_header": {"zh": "{id} 提示 {level}/{total}", "en": "{id} hint {level}/{total}"},
+    "hint_last": {"zh": "（这是最后一级提示）", "en": "(this is the last hint)"},
+    "unknown_exercise": {"zh": "未知练习 {id}；可用：{known}", "en": "unknown exercise {id}; known: {known}"},
+    "missing_folder": {"zh": "找不到提交目录 {path}", "en": "submission folder not found: {path}"},
+    "no_reference": {"zh": "这个发行版不含参考答案（--reference 只供教师使用）",
+                     "en": "this release has no reference solutions (--reference is for instructors)"},
+    "data_missing": {"zh": "找不到 tiny Shakespeare 数据：{detail}", "en": "tiny Shakespeare is not available: {detail}"},
+    "ex12_table": {"zh": "你的训练记录与课文的表格", "en": "your training log beside the lesson's table"},
+    "check_ok": {"zh": "自检通过：{detail}", "en": "self-check passed: {detail}"},
+    "check_bad": {"zh": "自检失败：{detail}", "en": "self-check failed: {detail}"},
+    "grader_error": {"zh": "评分程序内部错误（不是你的错）", "en": "internal grader error (not your fault)"},
+    # hints
+    "hint_more": {"zh": "下一级：grade hint {id} --level {level}", "en": "next level: grade hint {id} --level {level}"},
+    "hint_levels": {"zh": "{id} 的提示只有第 1 到第 {total} 级", "en": "{id} has hint levels 1 to {total}"},
+    # progress (grade status, grade list)
+    "never": {"zh": "还没评过", "en": "never graded"},
+    "changed_since": {"zh": "（之后改过）", "en": "(changed since)"},
+    "progress_summary": {"zh": "进度 {done}/{total} {bar}  得分 {score}/{possible}",
+                         "en": "progress {done}/{total} {bar}  points {score}/{possible}"},
+    # grade watch
+    "watch_header": {"zh": "grade watch · {id} {title} · {file}", "en": "grade watch · {id} {title} · {file}"},
+    "watch_keys": {"zh": "保存文件即重新评分 · h 提示 · l 列表 · n 下一题 · r 重评 · q 退出",
+                   "en": "save the file to re-grade · h hint · l list · n next · r re-grade · q quit"},
+    "watch_no_keys": {"zh": "保存文件即重新评分 · 标准输入不是终端，单键不可用 · Ctrl-C 退出",
+                      "en": "save the file to re-grade · stdin is not a terminal, no keys · Ctrl-C quits"},
+    "watch_grading": {"zh": "正在评分 {id} …", "en": "grading {id} …"},
+    "watch_took": {"zh": "评分用时 {seconds} 秒 · {time}", "en": "graded in {seconds} s · {time}"},
+    "watch_passed": {"zh": "{id} 通过！下一题：{next}（保存 {file} 时评分）",
+                     "en": "{id} passed! Next: {next} (graded when you save {file})"},
+    "watch_all_done": {"zh": "全部练习都通过了！按 q 退出。", "en": "every exercise passes! Press q to quit."},
+    "watch_bye": {"zh": "已退出 grade watch。进度保存在 {path}", "en": "left grade watch. Progress is kept in {path}"},
+    "watch_error": {"zh": "评分没能完成：{detail}", "en": "grading did not finish: {detail}"},
+    "watch_start": {"zh": "正在加载 torch 与参考答案（只在开始时一次）…",
+                    "en": "loading torch and the reference (once, at the start) …"},
+    # pictures
+    "shape_pipeline": {"zh": "形状流水线（你的 trace_shapes）", "en": "shape pipeline (your trace_shapes)"},
+    "shape_missing": {"zh": "（缺）", "en": "(missing)"},
+    "shape_labels": {"zh": "flat_labels [B*T]：{got}", "en": "flat_labels [B*T]: {got}"},
+    "shapes_not_dict": {"zh": "trace_shapes 应返回 dict，得到 {got}", "en": "trace_shapes should return a dict, got {got}"},
+    "history_empty": {"zh": "（history 是空的，没有可画的曲线）", "en": "(history is empty: no curve to draw)"},
+    "yours": {"zh": "你的", "en": "yours"},
+    "lesson": {"zh": "课文", "en": "lesson"},
+    "loss_curve": {"zh": "loss 曲线（第 {first} 步 → 第 {last} 步，同一纵轴）",
+                   "en": "loss curve (step {first} → step {last}, one scale)"},
+    "picture_at": {"zh": "图：{path}", "en": "picture: {path}"},
+    "loss_png_title": {"zh": "ex12：你的 loss 曲线与课文的", "en": "ex12: your loss curve beside the lesson's"},
+    "first_difference": {"zh": "从下标 {index} 起不同：期望 {expected}，得到 {got}（期望共 {len_expected} 项，你的有 {len_got} 项）",
+                         "en": "differs from index {index}: expected {expected}, got {got} ({len_expected} items expected, yours has {len_got})"},
+    "difference_at_start": {"zh": "第一项（下标 0）就不同：", "en": "the very first item (index 0) differs:"},
+    "difference_head": {"zh": "第一个不同在下标 {index}（它前面的 {same} 项都对）：",
+                        "en": "the first difference is at index {index} (the {same} items before it agree):"},
+}
+
+
+def say(key: str, lang: str, **values) -> str:
+    entry = CATALOG[key]
+    return entry["en" if lang == "en" else "zh"].format(**values)
+
+
+def default_lang() -> str:
+    """--lang wins; then GRADE_LANG; then an English locale gives English; else Chinese."""
+    explicit = os.environ.get("GRADE_LANG")
+    if explicit in ("zh", "en"):
+        return explicit
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(var, "")
+        if value:
+            return "en" if value.lower().startswith("en") else "zh"
+    return "zh"

@@ -1,0 +1,91 @@
+"""The outcome of grading: per check, per exercise, per submission. Plain dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from grader.model.course import Exercise, Text
+
+
+@dataclass
+class CheckResult:
+    exercise: str
+    name: str
+    title: Text
+    max_points: int
+    passed: bool
+    public: bool = False
+    manual: bool = False
+    finding: Finding | None = None
+    shown: list = field(default_factory=list)
+    attachments: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def points(self) -> int:
+        return self.max_points if self.passed and not self.manual else 0
+
+    @property
+    def not_implemented(self) -> bool:
+        return self.finding is not None and self.finding.kind in ("not_implemented", "missing")
+
+
+@dataclass
+class ExerciseResult:
+    exercise: Exercise
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def score(self) -> int:
+        return sum(c.points for c in self.checks)
+
+    @property
+    def max_score(self) -> int:
+        return sum(c.max_points for c in self.checks if not c.manual)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(c.passed for c in self.checks)
+
+    @property
+    def status(self) -> str:
+        """passed | failed | not_implemented (every graded check says so) | empty."""
+        graded = [c for c in self.checks if not c.manual]
+        if not graded:
+            return "empty"
+        if all(c.passed for c in self.checks):
+            return "passed"
+        if all(c.not_implemented for c in graded):
+            return "not_implemented"
+        return "failed"
+
+
+def title_from_doc(doc: str | None, fallback: str) -> Text:
+    """A check's docstring `"中文 | English"` as a Text."""
+    first = (doc or "").strip().splitlines()[0] if (doc or "").strip() else fallback
+    zh, _, en = first.partition("|")
+    return Text(zh=zh.strip() or fallback, en=(en.strip() or zh.strip() or fallback))
+
+
+@dataclass
+class Finding:
+    kind: str  # mismatch | error | not_implemented | timeout | missing | crash | custom
+    label: str = ""
+    expected: str | None = None
+    got: str | None = None
+    zh: str = ""
+    en: str = ""
+    traceback: str = ""
+    output: str = ""
+    diagnosis: dict | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+class CheckFailed(Exception):
+    """A check's verdict: the student's answer is not right (not a bug in the check)."""
+
+    def __init__(self, finding: Finding):
+        super().__init__(finding.en or finding.kind)
+        self.finding = finding

@@ -1,0 +1,373 @@
+"""Pictures where people would rather look than read, drawn from a check's attachments.
+
+A check attaches plain data with `student.attach(kind, data)`; the text report draws it
+under the check's line (`pictures_for`):
+
+- `"shapes"` (ex05): the student's `trace_shapes` dict, drawn as the shape pipeline
+  `[B,T] → [B,T,C] → [B,T,V] → [B*T,V] → ()` with their actual shapes, each checked
+  against the shape its symbols give (B, T from `input_ids`, C from `hidden`, V from
+  `logits`). Optionally `{"got": {...}, "expected": {...}}` to check against the reference.
+- `"history"` (ex12): the student's `[{"step", "train", "val"}, ...]`, drawn as terminal
+  sparklines beside the lesson's table, and as a PNG (matplotlib, Agg) when the report is
+  given a folder for pictures.
+- `"difference"` (ex13): the first differing item of two long lists (token ids, merges),
+  made by `first_difference` (attached by `judge.same` whenever two id lists differ),
+  drawn with a few items of context.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.model.messages import say
+from grader.report.humanize import loss as fmt_loss
+from grader.report.layout import width as _width
+from grader.model.differences import item_text
+
+# The lesson's table (bigram lesson, "2.49 这条基线"; torch 2.13, CPU, the script's defaults).
+LESSON_HISTORY = (
+    {"step": 0, "train": 4.7305, "val": 4.7241},
+    {"step": 300, "train": 2.8110, "val": 2.8249},
+    {"step": 600, "train": 2.5434, "val": 2.5682},
+    {"step": 900, "train": 2.4932, "val": 2.5088},
+    {"step": 2700, "train": 2.4738, "val": 2.4911},
+)
+
+SPARK = "▁▂▃▄▅▆▇█"
+MAX_SPARK = 60
+
+
+def _plain(style):
+    return style or (lambda text, **_: text)
+
+
+def _pad(text: str, n: int) -> str:
+    return text + " " * max(0, n - _width(_strip(text)))
+
+
+# ---------------------------------------------------------------- ex05: the shape pipeline
+
+PIPELINE = (  # key, symbols, what happens on the way to the next stage
+    ("input_ids", "[B,T]", "embedding + blocks"),
+    ("hidden", "[B,T,C]", "lm_head"),
+    ("logits", "[B,T,V]", "view(B*T, V)"),
+    ("flat_logits", "[B*T,V]", "cross_entropy"),
+    ("loss", "()", ""),
+)
+
+
+def _as_shape(value):
+    """A shape as a tuple of ints, or None when it is not one."""
+    if isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return tuple(value)
+    return None
+
+
+def _shape_text(value) -> str:
+    shape = _as_shape(value)
+    if shape is None:
+        text = repr(value)
+        return text if len(text) <= 14 else text[:13] + "…"
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def expected_shapes(shapes: dict) -> dict:
+    """The shape each stage should have, from B, T (input_ids), C (hidden) and V (logits)."""
+    ids, hidden, logits = (_as_shape(shapes.get(k)) for k in ("input_ids", "hidden", "logits"))
+    if not ids or len(ids) != 2:
+        return {}
+    B, T = ids
+    out = {"input_ids": (B, T), "loss": ()}
+    if hidden and len(hidden) == 3:
+        out["hidden"] = (B, T, hidden[2])
+    if logits and len(logits) == 3:
+        V = logits[2]
+        out.update({"logits": (B, T, V), "flat_logits": (B * T, V), "flat_labels": (B * T,)})
+    return out
+
+
+def shape_pipeline(shapes, lang: str, *, expected: dict | None = None, style=None) -> list[str]:
+    """The pipeline `[B,T] → [B,T,C] → [B,T,V] → [B*T,V] → ()` with the student's shapes.
+
+    Columns: the stage's name, its symbols, the student's shape, ✓ or the expected shape.
+    """
+    style = _plain(style)
+    if not isinstance(shapes, dict):
+        return [say("shapes_not_dict", lang, got=_shape_text(shapes))]
+    want = expected if isinstance(expected, dict) else expected_shapes(shapes)
+    dims = {}
+    ids, hidden, logits = (_as_shape((want or shapes).get(k)) for k in ("input_ids", "hidden", "logits"))
+    if ids and len(ids) == 2:
+        dims.update(B=ids[0], T=ids[1])
+    if hidden and len(hidden) == 3:
+        dims["C"] = hidden[2]
+    if logits and len(logits) == 3:
+        dims["V"] = logits[2]
+    cols = []
+    for key, symbols, _ in PIPELINE:
+        got = shapes.get(key, None)
+        got_text = _shape_text(got) if key in shapes else say("shape_missing", lang)
+        target = want.get(key) if want else None
+        ok = key in shapes and target is not None and _as_shape(got) == tuple(target)
+        if target is None:
+            mark = "?"
+        elif ok:
+            mark = style("✓", fg="green")
+        else:
+            mark = style("✗ " + say("expected", lang) + " " + _shape_text(target), fg="red")
+        cols.append((key, symbols, got_text, mark))
+    arrow = " ──▶ "
+    widths = [max(_width(c[0]), _width(c[1]), _width(c[2]), 4) for c in cols]
+    rows = []
+    for r in range(3):
+        parts = [_pad(c[r], w) for c, w in zip(cols, widths)]
+        joiner = arrow if r == 1 else " " * len(arrow)
+        rows.append(joiner.join(parts).rstrip())
+    marks = ""
+    for c, w in zip(cols, widths):
+        marks += _pad(c[3], w + len(arrow)) if _width(_strip(c[3])) < w + len(arrow) else c[3] + " "
+    legend = "  ".join(f"{k}={v}" for k, v in dims.items())
+    head = say("shape_pipeline", lang) + (f"  ({legend})" if legend else "")
+    lines = [head, *("  " + r for r in rows), "  " + marks.rstrip()]
+    if "flat_labels" in shapes or (want and "flat_labels" in want):
+        got = shapes.get("flat_labels")
+        target = want.get("flat_labels") if want else None
+        ok = target is not None and _as_shape(got) == tuple(target)
+        mark = style("✓", fg="green") if ok else ("?" if target is None else style(
+            "✗ " + say("expected", lang) + " " + _shape_text(target), fg="red"))
+        got_text = _shape_text(got) if "flat_labels" in shapes else say("shape_missing", lang)
+        lines.append("  " + say("shape_labels", lang, got=got_text) + "  " + mark)
+    return lines
+
+
+def _rjust(text: str, n: int) -> str:
+    return " " * max(0, n - _width(text)) + text
+
+
+def _strip(text: str) -> str:
+    import re
+
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+# ---------------------------------------------------------------- ex12: the loss curve
+
+
+def sparkline(values, lo: float | None = None, hi: float | None = None) -> str:
+    """`[4.7, 2.8, 2.5, 2.5]` -> `█▂▁▁`; None draws `·`. One scale for lines drawn together."""
+    real = [v for v in values if v is not None]
+    if not real:
+        return "·" * len(values)
+    lo = min(real) if lo is None else lo
+    hi = max(real) if hi is None else hi
+    span = hi - lo
+    out = []
+    for v in values:
+        if v is None:
+            out.append("·")
+        elif span <= 0:
+            out.append(SPARK[0])
+        else:
+            out.append(SPARK[max(0, min(len(SPARK) - 1, round((v - lo) / span * (len(SPARK) - 1))))])
+    return "".join(out)
+
+
+def _clean_history(history) -> list[dict]:
+    rows = []
+    if not isinstance(history, (list, tuple)):
+        return rows
+    for row in history:
+        if not isinstance(row, dict):
+            continue
+        try:
+            rows.append({"step": int(row["step"]), "train": float(row["train"]), "val": float(row["val"])})
+        except (KeyError, TypeError, ValueError):
+            continue
+    return rows
+
+
+def loss_lines(history, lang: str, *, lesson=LESSON_HISTORY, style=None, png: Path | None = None) -> list[str]:
+    """Sparklines of the student's train and val losses beside the lesson's, and the table."""
+    style = _plain(style)
+    rows = _clean_history(history)
+    if not rows:
+        return [say("history_empty", lang)]
+    if len(rows) > MAX_SPARK:  # keep the first and last, spread the rest
+        picks = sorted({round(i * (len(rows) - 1) / (MAX_SPARK - 1)) for i in range(MAX_SPARK)})
+        shown = [rows[i] for i in picks]
+    else:
+        shown = rows
+    by_step = {r["step"]: r for r in lesson}
+    steps = [r["step"] for r in shown]
+    values = [r[k] for r in shown for k in ("train", "val")] + [r[k] for r in lesson for k in ("train", "val")]
+    lo, hi = min(values), max(values)
+
+    def lesson_at(step, key):
+        return by_step[step][key] if step in by_step else None
+
+    you, book = say("yours", lang), say("lesson", lang)
+    name_w = max(_width(you), _width(book)) + 7
+    lines = [say("loss_curve", lang, first=steps[0], last=steps[-1])]
+    if png:
+        lines[0] += "  " + say("picture_at", lang, path=_shown_path(png))
+    for key in ("train", "val"):
+        mine = [r[key] for r in shown]
+        theirs = [lesson_at(s, key) for s in steps]
+        lines.append("  " + _pad(f"{key:<5} {you}", name_w) + sparkline(mine, lo, hi)
+                     + f"  {fmt_loss(mine[0])} → {fmt_loss(mine[-1])}")
+        if any(v is not None for v in theirs):
+            known = [v for v in theirs if v is not None]
+            lines.append("  " + _pad(f"{key:<5} {book}", name_w) + sparkline(theirs, lo, hi)
+                         + f"  {fmt_loss(known[0])} → {fmt_loss(known[-1])}")
+    lines.append("  " + say("ex12_table", lang))
+    head = "    " + "step".rjust(5) + "".join("  " + _rjust(t, 12) for t in (
+        f"{you} train", f"{you} val", f"{book} train", f"{book} val"))
+    lines.append(head)
+    mine_by_step = {r["step"]: r for r in rows}
+    for ref in lesson:
+        got = mine_by_step.get(ref["step"])
+        if got is None:
+            lines.append(f"    {ref['step']:>5}  {'—':>12}  {'—':>12}  {fmt_loss(ref['train']):>12}  {fmt_loss(ref['val']):>12}")
+            continue
+        same = all(fmt_loss(got[k]) == fmt_loss(ref[k]) for k in ("train", "val"))
+        mark = style("✓", fg="green") if same else style(
+            "Δ " + f"{got['val'] - ref['val']:+.4f}", fg="yellow")
+        lines.append(f"    {ref['step']:>5}  {fmt_loss(got['train']):>12}  {fmt_loss(got['val']):>12}  "
+                     f"{fmt_loss(ref['train']):>12}  {fmt_loss(ref['val']):>12}  {mark}")
+    last = rows[-1]
+    if last["step"] not in by_step:
+        lines.append(f"    {last['step']:>5}  {fmt_loss(last['train']):>12}  {fmt_loss(last['val']):>12}")
+    return lines
+
+
+def _shown_path(path: Path) -> str:
+    """The path relative to the current folder when it is inside it (shorter to read)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def _cjk_font() -> str | None:
+    """A font family that draws Chinese, if matplotlib can find one."""
+    from matplotlib import font_manager
+
+    wanted = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
+              "SimHei", "Microsoft YaHei", "PingFang SC", "Heiti SC", "Arial Unicode MS")
+    names = {f.name for f in font_manager.fontManager.ttflist}
+    return next((w for w in wanted if w in names), None)
+
+
+def loss_png(history, path: Path, lang: str, *, lesson=LESSON_HISTORY) -> Path | None:
+    """Draw the student's curve beside the lesson's into `path` (PNG). None if nothing to draw."""
+    rows = _clean_history(history)
+    if not rows:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    font = _cjk_font() if lang == "zh" else None
+    text_lang = "zh" if font else "en"
+    fig = Figure(figsize=(8, 4.5), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    if font:
+        import matplotlib
+
+        matplotlib.rcParams["font.sans-serif"] = [font, "DejaVu Sans"]
+    you, book = say("yours", text_lang), say("lesson", text_lang)
+    steps = [r["step"] for r in rows]
+    colors = {"train": "#1f77b4", "val": "#d62728"}
+    for key in ("train", "val"):
+        ax.plot(steps, [r[key] for r in rows], color=colors[key], lw=1.8, label=f"{key} ({you})")
+        ax.plot([r["step"] for r in lesson], [r[key] for r in lesson], color=colors[key], lw=1, ls="--",
+                marker="o", mfc="white", ms=6, label=f"{key} ({book})")
+    ax.axhline(2.49, color="grey", lw=0.8, ls=":")
+    ax.annotate("2.49", xy=(max(steps + [2700]), 2.49), xytext=(4, 4), textcoords="offset points",
+                color="grey", fontsize=8)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss")
+    ax.set_title(say("loss_png_title", text_lang))
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False, ncol=2)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    return path
+
+
+# ---------------------------------------------------------------- ex13: the first difference
+
+
+def difference_lines(diff, lang: str, style=None) -> list[str]:
+    """The items around the first difference, expected above got, the difference marked."""
+    style = _plain(style)
+    if not isinstance(diff, dict) or "index" not in diff:
+        return []
+    start, index = diff["start"], diff["index"]
+    exp, got = diff["expected_items"], diff["got_items"]
+    n = max(len(exp), len(got))
+    scalar = all(isinstance(x, int) for x in exp + got)
+    lines = [say("difference_head", lang, index=index, same=index) if index else say("difference_at_start", lang)]
+    e_label, g_label = say("expected", lang), say("got", lang)
+    lw = max(_width(e_label), _width(g_label), 5)
+    if scalar:
+        cells = []
+        for i in range(n):
+            e = str(exp[i]) if i < len(exp) else "—"
+            g = str(got[i]) if i < len(got) else "—"
+            cells.append((str(start + i), e, g, max(len(e), len(g), len(str(start + i)))))
+        def row(label, k):
+            parts = []
+            for i, c in enumerate(cells):
+                text = c[k].rjust(c[3])
+                if start + i == index and k:
+                    text = style(text, fg="red" if k == 2 else "green", bold=True)
+                parts.append(text)
+            return "  " + _pad(label, lw) + "  " + "  ".join(parts)
+        lines += [row("#", 0), row(e_label, 1), row(g_label, 2)]
+        pointer = sum(c[3] + 2 for c in cells[: index - start])
+        lines.append("  " + " " * (lw + 2 + pointer) + "^" * cells[index - start][3] if index - start < len(cells) else "")
+    else:
+        for i in range(n):
+            e = exp[i] if i < len(exp) else None
+            g = got[i] if i < len(got) else None
+            where = f"#{start + i}"
+            if start + i < index:
+                lines.append(f"    {where:>6}  {item_text(e)}")
+            elif start + i == index:
+                lines.append(style(f"  ▶ {where:>6}  {_pad(e_label, lw)} {item_text(e)}", fg="green"))
+                lines.append(style(f"    {'':>6}  {_pad(g_label, lw)} {item_text(g)}", fg="red"))
+            else:
+                break
+    return [l for l in lines if l]
+
+
+# ---------------------------------------------------------------- for the report
+
+
+def pictures_for(check, lang: str, *, style=None, picture_dir: Path | None = None) -> list[str]:
+    """The lines to draw under a check, from its attachments (none: [])."""
+    data = getattr(check, "attachments", None) or {}
+    lines: list[str] = []
+    try:
+        if "shapes" in data:
+            shapes = data["shapes"]
+            expected = None
+            if isinstance(shapes, dict) and set(shapes) == {"got", "expected"}:
+                shapes, expected = shapes["got"], shapes["expected"]
+            lines += shape_pipeline(shapes, lang, expected=expected, style=style)
+        if "history" in data:
+            png = None
+            if picture_dir is not None:
+                try:
+                    png = loss_png(data["history"], Path(picture_dir) / f"{check.exercise}_loss.png", lang)
+                except Exception:  # a picture must never cost a grade
+                    png = None
+            lines += loss_lines(data["history"], lang, style=style, png=png)
+        if "difference" in data:
+            lines += difference_lines(data["difference"], lang, style=style)
+    except Exception as err:  # noqa: BLE001 - drawing is a courtesy; never break the report
+        lines.append(f"({type(err).__name__}: {err})")
+    return lines

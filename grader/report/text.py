@@ -1,0 +1,128 @@
+"""Render grading results: text for people (zh/en), json for programs.
+
+The text report is one line per check: pass or fail, the check's name, expected against
+got (shapes first for tensors), and under a failure why, the known mistake it matches and
+the section to reread, the student's own traceback frames and printed output.
+"""
+
+from __future__ import annotations
+
+
+from grader.model.messages import say
+from grader.model.results import CheckResult, ExerciseResult
+from grader.report.layout import pad, width
+
+NAME_WIDTH = 34
+VALUE_WIDTH = 22
+
+
+def check_message(check: CheckResult, lang: str) -> str:
+    """One paragraph saying why a check failed (empty when it passed)."""
+    f = check.finding
+    if check.manual:
+        return say("manual_pending" if check.passed else "manual_missing", lang)
+    if check.passed or f is None:
+        return ""
+    parts = []
+    if f.expected is not None or f.got is not None:
+        parts.append(f"{say('expected', lang)} {f.expected}, {say('got', lang)} {f.got}")
+    reason = f.en if lang == "en" else f.zh
+    if reason:
+        parts.append(reason)
+    if f.diagnosis:
+        d = f.diagnosis
+        parts.append(f"{say('diagnosis', lang)}: {d['en'] if lang == 'en' else d['zh']} ({say('reread', lang, section=d['section'])})")
+    return "; ".join(parts)
+
+
+def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool = False, hidden_note: bool = False,
+                picture_dir=None) -> str:
+    """The report for people. Checks' attachments are drawn under them (grader.report.pictures);
+    pictures saved as files (ex12's loss curve) go to `picture_dir` when it is given."""
+    style = _styler(color)
+    lines: list[str] = []
+    for result in results:
+        ex = result.exercise
+        header = f"{ex.id}  {ex.title(lang)}"
+        lines.append(style(pad(header, 66) + f"{result.score}/{result.max_score}", bold=True))
+        if result.status == "not_implemented":
+            lines.append("  " + say("not_implemented_line", lang, file=f"exercises/{ex.file}", id=ex.id))
+            continue
+        for check in result.checks:
+            lines.extend(_check_lines(check, ex.id, lang, style))
+            if check.attachments:
+                from grader.report.pictures import pictures_for
+
+                lines.extend("      " + l for l in pictures_for(check, lang, style=style, picture_dir=picture_dir))
+    total = sum(r.score for r in results)
+    possible = sum(r.max_score for r in results)
+    if len(results) > 1:
+        lines.append(style(pad(say("total", lang), 66) + f"{total}/{possible}", bold=True))
+    failed = sum(1 for r in results for c in r.checks if not c.passed and not c.manual)
+    lines.append(say("all_passed", lang) if failed == 0 else say("some_failed", lang, failed=failed))
+    unanswered = sum(1 for r in results for c in r.checks if c.manual and not c.passed)
+    if unanswered:
+        lines.append(say("manual_unanswered", lang, count=unanswered))
+    if hidden_note:
+        lines.append(say("hidden_note", lang))
+    return "\n".join(lines)
+
+
+def _head(mark: str, title: str, lang: str, expected: str, got: str) -> list[str]:
+    """The check's line: name, then expected against got (on the next line if the name is long)."""
+    values = f"{say('expected', lang)} {pad(expected, VALUE_WIDTH)}{say('got', lang)} {got}"
+    if width(title) >= NAME_WIDTH:
+        return [f"  {mark} {title}", f"    {' ' * NAME_WIDTH}{values}"]
+    return [f"  {mark} {pad(title, NAME_WIDTH)}{values}"]
+
+
+def _check_lines(check: CheckResult, exercise_id: str, lang: str, style) -> list[str]:
+    title = check.title(lang)
+    if check.manual:
+        mark = "…"
+        text = say("manual_pending" if check.passed else "manual_missing", lang)
+        return [f"  {mark} {pad(title, NAME_WIDTH)}{text}"]
+    mark = style("✓", fg="green") if check.passed else style("✗", fg="red")
+    f = check.finding
+    if check.passed:
+        if check.shown:
+            _, expected, got = check.shown[-1]
+            return _head(mark, title, lang, expected, got)
+        return [f"  {mark} {title}"]
+    if f.kind in ("not_implemented", "missing"):
+        reason = f.en if lang == "en" else f.zh
+        return [f"  {mark} {pad(title, NAME_WIDTH)}{reason}"]
+    if f.expected is not None or f.got is not None:
+        lines = _head(mark, title, lang, str(f.expected), str(f.got))
+    else:
+        lines = [f"  {mark} {title}"]
+    reason = f.en if lang == "en" else f.zh
+    if f.label and f.kind != "custom":
+        reason = f"{f.label}: {reason}" if reason else f.label
+    if reason:
+        lines.extend("      " + line for line in reason.splitlines())
+    if f.diagnosis:
+        d = f.diagnosis
+        text = d["en"] if lang == "en" else d["zh"]
+        lines.append("      " + style(f"{say('diagnosis', lang)}: {text}", fg="yellow"))
+        extra = say("reread", lang, section=d["section"])
+        if d.get("hint"):
+            extra += "  " + say("see_hint", lang, id=exercise_id, level=d["hint"])
+        lines.append("      " + extra)
+    if f.traceback and f.kind != "grader_error":
+        lines.append("      " + say("your_traceback", lang))
+        lines.extend("      " + l for l in f.traceback.splitlines())
+    if f.output:
+        lines.append("      " + say("your_output", lang))
+        lines.extend("      | " + l for l in f.output.splitlines()[:8])
+    return lines
+
+
+def _styler(color: bool):
+    if not color:
+        return lambda text, **_: text
+    import click
+
+    return lambda text, **kw: click.style(text, **kw)
+
+

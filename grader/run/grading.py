@@ -1,0 +1,55 @@
+"""`grade exNN` / `grade all`: from options to an exit code.
+
+The zygote is forked first (see `grader.run.startup`), before torch, the reference solutions
+or the checks are loaded here, so workers forked from it hold none of them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from grader.model.course import Course
+from grader.model.messages import say
+from grader.report.render import render
+from grader.run.startup import corpus_provider, freeze_loaded, load_judge, references_for, start_zygote
+
+
+def grade_command(course: Course, ids: list[str], *, submission: Path | None, reference: bool, fmt: str,
+                  out: Path | None, color: bool | None, lang: str) -> int:
+    if reference:
+        if not course.solutions_dir.is_dir():
+            raise click.UsageError(say("no_reference", lang))
+        folder = course.solutions_dir
+    else:
+        folder = Path(submission) if submission else Path.cwd() / "exercises"
+    if not folder.is_dir():
+        raise click.UsageError(say("missing_folder", lang, path=folder))
+    zygote = start_zygote(course)
+    try:
+        load_judge()
+        from grader.report.live import LiveProgress
+        from grader.run.session import GradingSession, run_checks
+
+        references, recorded = references_for(course)
+        freeze_loaded()
+        with LiveProgress(enabled=None if fmt == "text" else False, lang=lang) as live:
+            session = GradingSession(course, ids, submission=folder.resolve(), zygote=zygote, references=references,
+                                     lang=lang, corpus=corpus_provider(course), public_only=recorded, on_progress=live)
+            results = run_checks(session)
+    finally:
+        zygote.close()
+    text = render(results, fmt, lang, color=(sys.stdout.isatty() if color is None and out is None else bool(color)),
+                  hidden_note=recorded, picture_dir=None if reference else folder / ".grade")
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
+    else:
+        click.echo(text)
+    if submission is None and not reference and out is None:
+        from grader.student.progress import record_attempt
+
+        record_attempt(folder, results)  # a student's own run; CI and instructors leave no trace
+    failed = any(not c.passed and not c.manual for r in results for c in r.checks)
+    return 1 if failed or not any(r.checks for r in results) else 0

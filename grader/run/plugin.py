@@ -1,0 +1,97 @@
+"""The pytest plugin that runs the checks for the grader.
+
+It provides the fixtures checks ask for (`student`, `reference`, `corpus_path`), keeps
+only the selected checks, and turns each test's outcome into a `CheckResult`. pytest runs
+the checks; this plugin only listens.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from grader.model.results import CheckFailed, Finding
+from grader.judge.verdicts import StudentView
+from grader.model.results import CheckResult, title_from_doc
+from grader.run.markers import MARKERS, exercise_of, is_manual, is_public, points_of, timeout_of
+
+
+
+class GradingPlugin:
+    def __init__(self, session):
+        self.session = session
+        self.results: dict[str, list[CheckResult]] = {}
+        self.collection_errors: list[str] = []
+        self._views: dict[str, StudentView] = {}
+        self._started: dict[str, float] = {}
+
+    def pytest_configure(self, config):
+        for line in MARKERS:
+            config.addinivalue_line("markers", line)
+
+    def pytest_collectreport(self, report):
+        if report.failed:
+            self.collection_errors.append(f"{report.nodeid}: {report.longreprtext[-2000:]}")
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        # A manual check (ex04's written answer) is visible wherever the public ones are.
+        chosen = [i for i in items if self.session.wants(
+            exercise_of(i), i.name, is_public(i) or is_manual(i))]
+        order = {ex_id: n for n, ex_id in enumerate(self.session.exercise_ids)}
+        chosen.sort(key=lambda i: order.get(exercise_of(i), 999))  # stable: file order within
+        config.hook.pytest_deselected(items=[i for i in items if i not in chosen])
+        items[:] = chosen
+
+    @pytest.fixture
+    def student(self, request):
+        item = request.node
+        exercise_id = exercise_of(item)
+        timeout = timeout_of(item, self.session.timeout_of(exercise_id))
+        view = StudentView(self.session.student(exercise_id), timeout)
+        self._views[item.nodeid] = view
+        return view
+
+    @pytest.fixture
+    def reference(self, request):
+        return self.session.reference(exercise_of(request.node))
+
+    @pytest.fixture
+    def corpus_path(self):
+        return self.session.corpus_path()
+
+    @pytest.fixture
+    def lang(self):
+        return self.session.lang
+
+    def pytest_runtest_setup(self, item):
+        self._started[item.nodeid] = time.monotonic()
+        self.session.progress("start", item)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and report.failed):
+            self._record(item, call, report)
+
+    def _record(self, item, call, report) -> None:
+        finding = None
+        if report.failed:
+            err = call.excinfo.value if call.excinfo else None
+            if isinstance(err, CheckFailed):
+                finding = err.finding
+            else:
+                where = "fixture" if report.when == "setup" else "check"
+                text = report.longreprtext.strip().splitlines()[-1:] if report.longreprtext else [repr(err)]
+                finding = Finding("grader_error", item.name,
+                                  zh=f"评分程序出错（{where}）：{text[0]}", en=f"grader error ({where}): {text[0]}",
+                                  traceback=report.longreprtext[-3000:])
+        view = self._views.pop(item.nodeid, None)
+        result = CheckResult(
+            exercise=exercise_of(item), name=item.name, title=title_from_doc(item.function.__doc__, item.name),
+            max_points=points_of(item), passed=report.passed, public=is_public(item),
+            manual=is_manual(item), finding=finding,
+            shown=list(view.shown) if view else [], attachments=dict(view.attachments) if view else {}, seconds=time.monotonic() - self._started.get(item.nodeid, time.monotonic()))
+        self.results.setdefault(result.exercise, []).append(result)
+        self.session.progress("done", item, result)

@@ -1,0 +1,123 @@
+"""Grade exercises: one pytest session over the selected exercises' check modules.
+
+A `GradingSession` says what is graded (exercises, submission, which checks) and supplies
+the subjects; `run_checks` runs pytest with the grading plugin and gathers the results.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from grader.model.course import Course
+from grader.judge.references import LiveReferences, Reference
+from grader.judge.subjects import InProcessSubject, WorkerSubject
+from grader.model.results import CheckFailed, ExerciseResult, Finding
+from grader.run.plugin import GradingPlugin
+from grader.sandbox import Zygote
+
+
+class GradingSession:
+    """What one grading run needs: the course, the submission, the subjects, the options."""
+
+    def __init__(self, course: Course, exercise_ids: list[str], *, submission: Path | None = None,
+                 zygote: Zygote | None = None, references: Callable[[str], Reference] | None = None,
+                 lang: str = "zh", public_only: bool = False, corpus: Callable[[], str] | None = None,
+                 on_progress: Callable | None = None, in_process: dict | None = None,
+                 only_checks: set[str] | None = None):
+        self.course = course
+        self.exercise_ids = list(exercise_ids)
+        self.submission = Path(submission) if submission else None
+        self.zygote = zygote
+        self.references = references or LiveReferences(course)
+        self.lang = lang
+        self.public_only = public_only
+        self._corpus = corpus
+        self._on_progress = on_progress
+        self.in_process = in_process or {}  # exercise id -> module, for trusted variants
+        self.only_checks = only_checks
+        self._subjects: dict[str, object] = {}
+
+    def wants(self, exercise_id: str, check_name: str, public: bool) -> bool:
+        if exercise_id not in self.exercise_ids:
+            return False
+        if self.public_only and not public:
+            return False
+        return self.only_checks is None or check_name in self.only_checks
+
+    def timeout_of(self, exercise_id: str) -> float:
+        return self.course.exercise(exercise_id).timeout
+
+    def student(self, exercise_id: str):
+        if exercise_id in self.in_process:
+            return _Untimed(InProcessSubject(self.in_process[exercise_id]))
+        if exercise_id not in self._subjects:
+            ex = self.course.exercise(exercise_id)
+            self._subjects[exercise_id] = WorkerSubject(
+                self.zygote, self.submission, ex.module,
+                on_progress=(lambda label, done, total: self.progress("call", label, (done, total)))
+                if self._on_progress else None)
+        return self._subjects[exercise_id]
+
+    def reference(self, exercise_id: str) -> Reference:
+        return self.references(exercise_id)
+
+    def corpus_path(self) -> str:
+        if self._corpus is None:
+            raise CheckFailed(Finding("data", "corpus", zh="没有可用的 tiny Shakespeare 数据", en="tiny Shakespeare is not available"))
+        return self._corpus()
+
+    def progress(self, event: str, item, result=None) -> None:
+        if self._on_progress:
+            self._on_progress(event, item, result)
+
+    def close(self) -> None:
+        for subject in self._subjects.values():
+            subject.close()
+        self._subjects.clear()
+
+
+class _Untimed:
+    """An in-process subject answers the worker's interface (the time limit is ignored)."""
+
+    def __init__(self, subject):
+        self.subject = subject
+
+    def observe(self, a_call, timeout=None):
+        return self.subject.observe(a_call)
+
+    def close(self):
+        pass
+
+
+# pytest plugins the grader never needs; leaving them out halves the time per check.
+LEAN_PLUGINS = [arg for name in ("logging", "capture", "faulthandler", "junitxml", "doctest", "pastebin",
+                                 "unittest", "setuponly", "setupplan", "debugging", "legacypath")
+                for arg in ("-p", f"no:{name}")]
+
+
+def pytest_args(course: Course, exercise_ids: list[str]) -> list[str]:
+    files = [str(course.checks_dir / course.exercise(e).check_module) for e in exercise_ids]
+    return files + LEAN_PLUGINS + [
+        "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:warnings",
+        "--assert=plain", "--import-mode=importlib", "-c", os.devnull,
+        "--rootdir", str(course.checks_dir), "-o", "addopts=", "-o", "python_functions=test_*",
+    ]
+
+
+def run_checks(session: GradingSession) -> list[ExerciseResult]:
+    """Run the session's checks with pytest; results in course order."""
+    plugin = GradingPlugin(session)
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin: fast and predictable
+    try:
+        code = pytest.main(pytest_args(session.course, session.exercise_ids), plugins=[plugin])
+    finally:
+        session.close()
+    if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
+        raise RuntimeError(f"pytest could not run the checks (exit {int(code)})")
+    if plugin.collection_errors:
+        raise RuntimeError("checks could not be collected:\n" + "\n".join(plugin.collection_errors))
+    return [ExerciseResult(session.course.exercise(e), plugin.results.get(e, [])) for e in session.exercise_ids]

@@ -1,0 +1,105 @@
+"""One start-up for every command that grades: `grade exNN`, `grade watch`, `grade check`,
+`grade batch` and the recording of a release's answers.
+
+The order matters. The zygote is forked first, before torch, the reference solutions or the
+checks are loaded here, so the workers forked from it hold none of them (torch then loads in
+both processes at once, on two cores). Only then does the judge load torch and pytest.
+
+    zygote = start_zygote(course)        # fenced workers come from here
+    load_judge()                         # torch (one thread), pytest, the plugin
+    references, recorded = references_for(course)
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from pathlib import Path
+
+from grader.model.course import Course
+
+
+def data_folders(course: Course | None) -> list[str]:
+    """The folders a worker may read the lesson's data from (the course's, the user's, the cache)."""
+    from grader.data.datasets import ENV_VAR, default_cache_dir
+
+    found = [default_cache_dir() / "tinyshakespeare"]
+    if os.environ.get(ENV_VAR):
+        found.append(Path(os.environ[ENV_VAR]).expanduser())
+    if course is not None and course.data_dir:
+        found.append(course.root / course.data_dir)
+    return [str(p) for p in found if p.exists()]
+
+
+def fence_options(course: Course | None, *, hide=(), grants=()) -> dict:
+    """What the fence is told by the judge: the data it grants, the answer cache it hides."""
+    from grader.data.datasets import default_cache_dir
+
+    return {"grants": data_folders(course) + [str(g) for g in grants],
+            "hide": [str(default_cache_dir() / "answers")] + [str(h) for h in hide]}
+
+
+def start_zygote(course: Course | None = None, *, hide=(), grants=()):
+    """Fork the zygote (before anything secret is loaded in this process) and return it."""
+    from grader.sandbox import Zygote
+
+    return Zygote(fence=fence_options(course, hide=hide, grants=grants)).start()
+
+
+def load_judge() -> None:
+    """Load the judge's side after the zygote: torch on one thread, pytest and the plugin."""
+    import torch
+
+    torch.set_num_threads(1)  # measured: one thread is never slower at these sizes
+    import grader.run.session  # noqa: F401  (pytest, the plugin, the judge)
+
+
+def freeze_loaded() -> None:
+    """What is loaded now lives until exit: spare pytest's full collections the scan of it."""
+    gc.collect()
+    gc.freeze()
+
+
+def resolve_corpus(course: Course):
+    """The lesson's corpus as a `DataFile` (its sha256 verified), or the `DataError` saying why not."""
+    from grader.data import datasets
+    from grader.model.calls import DataFile
+
+    try:
+        data_dir = course.root / course.data_dir if course.data_dir else None
+        path = datasets.resolve("tinyshakespeare", data_dir=data_dir, progress=None)
+    except datasets.DataError as err:
+        return err
+    return DataFile("tinyshakespeare", str(path), datasets.get_dataset("tinyshakespeare").sha256)
+
+
+def corpus_provider(course: Course, resolved=None):
+    """A function giving the corpus, resolved once, on first use by a check (or given resolved)."""
+    cached: dict[str, object] = {} if resolved is None else {"found": resolved}
+
+    def corpus():
+        from grader.model.results import CheckFailed, Finding
+
+        if "error" in cached:  # said in full once, above; a short line for the other checks
+            raise CheckFailed(Finding("data", "tiny Shakespeare", zh="数据不可用（怎么获取见上文）",
+                                      en="the data is not available (how to get it: see above)"))
+        if "found" not in cached:
+            cached["found"] = resolve_corpus(course)
+        found = cached["found"]
+        if isinstance(found, Exception):
+            cached["error"] = found
+            raise CheckFailed(Finding("data", "tiny Shakespeare", zh=found.zh, en=found.en))
+        return found
+
+    return corpus
+
+
+def references_for(course: Course, cache_dir: Path | None = None):
+    """Live references from solutions/, or the answers recorded in a student release: (references, recorded)."""
+    if course.solutions_dir.is_dir():
+        from grader.judge.references import LiveReferences
+
+        return LiveReferences(course, cache_dir=cache_dir), False
+    from grader.judge.recorded import RecordedReferences
+
+    return RecordedReferences(course), True

@@ -1,0 +1,61 @@
+"""Plain data across the process boundary.
+
+The worker (student code) turns whatever the student returned into plain data with
+`to_plain`, and sends it as bytes written by `plaincodec.encode`. The judge reads them
+with `plaincodec.decode`, which builds only tensors, numbers, strings, lists, tuples, dicts
+and None: there is no class to look up, so nothing the student defined is ever executed
+in the judging process.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import grader.sandbox.plaincodec as plaincodec
+
+
+def to_plain(value, _depth: int = 0):
+    """Convert a returned value into plain data (runs in the worker).
+
+    Tensors become detached CPU copies of the plain Tensor class; numbers and strings
+    become exact built-in types; lists, tuples and dicts are converted element-wise.
+    Anything else becomes `{"__unsupported__": "<type name>"}`, which the judge reports.
+    """
+    import torch
+
+    if _depth > 20:
+        return {"__unsupported__": "nested too deeply"}
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    if isinstance(value, torch.Tensor):
+        if value.layout != torch.strided:
+            value = value.to_dense()
+        return torch.Tensor._make_subclass(torch.Tensor, value.detach().cpu().clone(), False) \
+            if type(value) not in (torch.Tensor, torch.nn.Parameter) else value.detach().cpu().clone()
+    if isinstance(value, torch.Size):
+        return tuple(int(d) for d in value)
+    if isinstance(value, torch.dtype):
+        return {"__dtype__": str(value)}
+    if isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, tuple):
+        return tuple(to_plain(v, _depth + 1) for v in value)
+    if isinstance(value, list):
+        return [to_plain(v, _depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {to_plain(k, _depth + 1): to_plain(v, _depth + 1) for k, v in value.items()}
+    if type(value).__module__ == "numpy":
+        return to_plain(torch.as_tensor(value), _depth + 1)
+    return {"__unsupported__": type(value).__name__}
+
+
+# The one codec for answers: bounded, tagged, no pickle (see grader.sandbox.plaincodec).
+encode = plaincodec.encode
+decode = plaincodec.decode
+DecodeError = plaincodec.DecodeError

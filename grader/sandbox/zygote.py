@@ -1,0 +1,316 @@
+"""Worker processes for student code, forked from a zygote.
+
+The zygote is forked from the `grade` process at start-up, before the judge loads the
+reference solutions or the checks, and imports torch once. Each worker is forked from the
+zygote, so it starts in milliseconds with torch already loaded, and holds nothing of the
+reference or the hidden checks. The judge talks to a worker over a socket pair: requests
+are pickled by the judge (trusted), answers are plain data read with `plaincodec.decode`
+(no pickle on the judge side: nothing the student sends can name a class or run code).
+
+A worker runs in its own process group; the judge kills the whole group when a call runs
+past its time limit, when the worker misbehaves, and at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import socket
+import struct
+import time
+
+import grader.sandbox.plaincodec as plaincodec
+from grader.sandbox.framing import recv_exact, send_frame
+from grader.sandbox.limits import DEFAULT_LIMITS, MAX_ANSWER_BYTES
+
+
+
+class WorkerTimeout(Exception):
+    """The call ran past its time limit; the worker was killed."""
+
+
+class WorkerDied(Exception):
+    """The worker exited or sent something that is not plain data."""
+
+
+def _zygote_main(sock: socket.socket) -> None:
+    """Import what every worker needs, then fork a worker per request."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped automatically
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the judge's to handle
+    import torch
+
+    torch.set_num_threads(1)  # measured: one thread is never slower at these sizes
+    import grader.probes.common  # noqa: F401  (warm the import for every worker)
+    import grader.sandbox.fence  # noqa: F401
+    _warm_probes()
+
+    while True:
+        try:
+            header, fds, _, _ = socket.recv_fds(sock, 4, 1)
+        except OSError:
+            os._exit(0)
+        if len(header) < 4:
+            os._exit(0)  # the judge has gone
+        (n,) = struct.unpack("!I", header)
+        setup = json.loads(_recv_exact(sock, n))
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            os.setpgid(0, 0)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            from grader.sandbox.worker import serve
+
+            try:
+                serve(socket.socket(fileno=fds[0]), setup)
+            finally:
+                os._exit(0)
+        os.close(fds[0])
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        sock.sendall(struct.pack("!I", pid))
+
+
+def _warm_probes() -> None:
+    """Import every probe module once in the zygote, so each worker starts with them loaded."""
+    import importlib
+    import pkgutil
+
+    import grader.probes
+
+    for info in pkgutil.iter_modules(grader.probes.__path__):
+        try:
+            importlib.import_module(f"grader.probes.{info.name}")
+        except Exception:  # a probe module being written: the worker imports it (and fails) itself
+            pass
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            os._exit(0)
+        data += chunk
+    return data
+
+
+class Zygote:
+    """A process that forks workers on request. Start it before loading anything secret."""
+
+    def __init__(self, fence: dict | None = None):
+        self._sock = None
+        self.pid = None
+        self.fence = dict(fence or {})  # options for grader.sandbox.fence (uid, hide, grants, enabled)
+        if "uid" not in self.fence:  # a uid of our own, so that close() can sweep it
+            from grader.sandbox.uids import slot_uid
+
+            self.fence["uid"] = self.fence["gid"] = slot_uid(63)
+
+    def start(self) -> "Zygote":
+        if self._sock is not None:
+            return self
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            ours.close()
+            try:
+                _zygote_main(theirs)
+            finally:
+                os._exit(0)
+        theirs.close()
+        self._sock, self.pid = ours, pid
+        return self
+
+    def spawn(self, setup: dict) -> tuple[int, socket.socket]:
+        """Fork a worker; returns its pid and the judge's end of its socket."""
+        self.start()
+        judge_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        body = json.dumps({**setup, "fence": {**self.fence, **(setup.get("fence") or {})}}).encode()
+        try:
+            socket.send_fds(self._sock, [struct.pack("!I", len(body))], [worker_end.fileno()])
+            self._sock.sendall(body)
+            (pid,) = struct.unpack("!I", self._recv(4))
+        finally:
+            worker_end.close()
+        return pid, judge_end
+
+    def _recv(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self._sock.recv(n - len(data))
+            if not chunk:
+                raise WorkerDied("zygote exited")
+            data += chunk
+        return data
+
+    def close(self) -> None:
+        if self._sock is not None:
+            for proc in list(getattr(self, "_shared_workers", {}).values()):
+                proc.kill()
+            self._sock.close()
+            self._sock = None
+            from grader.sandbox.uids import sweep_uid
+
+            sweep_uid(self.fence.get("uid"))  # what escaped its process group (setsid) dies too
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+
+
+class _Process:
+    """One worker process; the Workers of one submission (one per exercise) share it."""
+
+    def __init__(self, pid: int, sock: socket.socket):
+        self.pid, self.sock = pid, sock
+        self.imported: set[str] = set()
+
+    def kill(self) -> None:
+        if self.sock is not None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.sock.close()
+            self.sock = None
+
+
+class Worker:
+    """The judge's handle on the worker that runs one exercise of one submission.
+
+    The exercises of one submission share one worker process (one fork per student, not
+    one per exercise); each exercise's module is imported in it on first use, timed on its
+    own. Whatever one exercise's code does to the process can only change that same
+    student's answers. A time-out or a crash kills the process; the next call starts a
+    fresh one.
+    """
+
+    def __init__(self, zygote: Zygote, submission: str | None, module: str, limits: dict | None = None):
+        self.zygote = zygote
+        self.module = module
+        from grader.pieces import needed_by
+
+        pieces = needed_by(module)
+        self.setup = {"submission": submission, "module": module, "limits": limits or DEFAULT_LIMITS,
+                      "pieces": list(pieces)}
+        # Exercises share a worker only when they hold the same pieces of earlier exercises
+        # (none for most): a worker grading ex08 never holds the correct get_batch.
+        self._key = (submission, json.dumps(self.setup["limits"], sort_keys=True), pieces)
+        self._proc: _Process | None = None
+        self._import_timed_out = False
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def _sock(self) -> socket.socket | None:
+        return self._proc.sock if self._proc is not None else None
+
+    def _shared(self) -> dict:
+        pool = getattr(self.zygote, "_shared_workers", None)
+        if pool is None:
+            pool = {}
+            self.zygote._shared_workers = pool
+        return pool
+
+    def _ensure(self, deadline: float) -> None:
+        """A live worker that has imported this exercise's module."""
+        if self._import_timed_out:
+            raise WorkerTimeout("import")  # the module never finishes importing: do not wait again
+        pool = self._shared()
+        proc = pool.get(self._key)
+        if proc is None or proc.sock is None:
+            pid, sock = self.zygote.spawn(self.setup)  # imports self.module first
+            proc = pool[self._key] = _Process(pid, sock)
+        else:
+            if self.module in proc.imported:
+                self._proc = proc
+                return
+            try:
+                send_frame(proc.sock, pickle.dumps({"import": self.module}))
+            except OSError:
+                proc.kill()
+                raise WorkerDied("worker exited") from None
+        self._proc = proc
+        try:
+            _recv_until(proc.sock, deadline)
+        except (TimeoutError, socket.timeout):
+            self._import_timed_out = True
+            self.kill()
+            raise WorkerTimeout("import") from None
+        except (EOFError, OSError) as err:
+            self.kill()
+            raise WorkerDied(f"worker exited while importing ({type(err).__name__})") from None
+        proc.imported.add(self.module)
+
+    def run(self, request: dict, timeout: float, on_progress=None) -> dict:
+        """Send a probe request; the answer as plain data. Kills the worker on timeout.
+
+        Progress frames (`{"progress": (done, total)}`) sent while the call runs go to
+        `on_progress(done, total)`.
+        """
+        deadline = time.monotonic() + timeout
+        self._ensure(deadline)
+        try:
+            send_frame(self._sock, pickle.dumps({**request, "module": self.module}))
+        except OSError as err:
+            self.kill()
+            raise WorkerDied(f"worker exited ({type(err).__name__})") from None
+        while True:
+            answer = self._next_answer(deadline, timeout)
+            progress = answer.get("progress") if isinstance(answer, dict) else None
+            if progress is None:
+                break
+            if on_progress is not None and isinstance(progress, tuple) and len(progress) == 2:
+                on_progress(*progress)
+        if not isinstance(answer, dict) or "ok" not in answer:
+            self.kill()
+            raise WorkerDied("malformed answer")
+        return answer
+
+    def _next_answer(self, deadline: float, timeout: float):
+        try:
+            blob = _recv_until(self._sock, deadline)
+        except (TimeoutError, socket.timeout):
+            self.kill()
+            raise WorkerTimeout(timeout) from None
+        except (EOFError, OSError) as err:
+            self.kill()
+            raise WorkerDied(f"worker exited ({type(err).__name__})") from None
+        try:
+            return plaincodec.decode(blob)
+        except plaincodec.DecodeError as err:
+            self.kill()
+            raise WorkerDied(f"not plain data: {err}") from None
+
+    def kill(self) -> None:
+        """Kill the worker process (and its process group), shared or not."""
+        if self._proc is not None:
+            self._proc.kill()
+            pool = self._shared()
+            if pool.get(self._key) is self._proc:
+                del pool[self._key]
+            self._proc = None
+
+
+def _recv_until(sock: socket.socket, deadline: float) -> bytes:
+    """recv_frame with the socket's timeout moved along to the deadline."""
+
+    class _Deadline:
+        def recv(self, n):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            sock.settimeout(remaining)
+            return sock.recv(n)
+
+    reader = _Deadline()
+    (n,) = struct.unpack("!Q", recv_exact(reader, 8))
+    if n > MAX_ANSWER_BYTES:
+        raise OSError(f"answer of {n} bytes is over the {MAX_ANSWER_BYTES} byte cap")
+    return recv_exact(reader, n)

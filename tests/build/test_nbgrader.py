@@ -1,0 +1,203 @@
+"""`grade nbgrader OUT` end to end with the real nbgrader: generate, autograde, export.
+
+The course folder is built once. `nbgrader generate_assignment` makes the student
+versions of both notebooks; four students hand in notebooks made from those versions:
+
+- `solved`: every answer cell filled in with the reference: full marks (after the
+  instructor grades ex04's written answer through nbgrader's gradebook, as formgrader does);
+- `stubs`: the notebooks as released: zero;
+- `wrong`: solved, but ex01's functions all return wrong answers: exactly ex01's points lost;
+- `raising`: solved, but ex08's answer cell raises before defining anything: exactly ex08's
+  points lost, and the later exercises that build on ex08 (ex11, ex12) still graded.
+
+`nbgrader autograde` runs each notebook in a real kernel with nbgrader's database;
+`nbgrader export` writes the CSV whose totals are checked. Nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.model.course import load_course
+
+ROOT = Path(__file__).resolve().parents[2]
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("nbgrader")
+pytestmark = pytest.mark.skipif(not (ROOT / "solutions").is_dir(), reason="needs the instructor's kit")
+
+NBGRADER = str(Path(sys.executable).parent / "nbgrader")
+MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+
+
+@pytest.fixture(scope="module")
+def course():
+    return load_course()
+
+
+@pytest.fixture(scope="module")
+def folder(course, tmp_path_factory) -> Path:
+    from grader.build.nbgrader_export import build_nbgrader
+
+    out = tmp_path_factory.mktemp("nbgrader") / "course"
+    build_nbgrader(course, out, echo=lambda *_: None)
+    return out
+
+
+def nbgrader(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([NBGRADER, *args], cwd=folder, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "GRADE_LANG": "en",  # nbgrader runs `alembic` from PATH
+                               "PATH": os.pathsep.join([str(Path(NBGRADER).parent), os.environ.get("PATH", "")])})
+    assert proc.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    return proc
+
+
+def meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def cell_points(nb) -> dict[str, int]:
+    return {meta(c)["grade_id"]: meta(c)["points"] for c in nb.cells if meta(c).get("grade")}
+
+
+def exercise_points(nb, exercise_id: str) -> int:
+    return sum(p for gid, p in cell_points(nb).items() if gid.startswith(exercise_id + "_"))
+
+
+def test_layout_and_schema(folder, course):
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    assert (folder / "nbgrader_config.py").is_file()
+    for assignment in ("ch05", "bigram"):
+        nb = nbformat.read(folder / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+        nbformat.validate(nb)
+        MetadataValidator().validate_nb(nb)
+        assert all(meta(c).get("schema_version") == 3 for c in nb.cells)
+        for ex in course.of_assignment(assignment):
+            graded = exercise_points(nb, ex.id)
+            written = 2 if ex.id == "ex04" else 0
+            assert graded == ex.points + written, ex.id  # the checks' points, as course.toml says
+    ch05 = nbformat.read(folder / "source" / "ch05" / "ch05.ipynb", as_version=4)
+    written = [c for c in ch05.cells if meta(c).get("grade_id") == "ex04_WHY_PARALLEL"]
+    assert written and written[0].cell_type == "markdown" and meta(written[0])["solution"] and meta(written[0])["grade"]
+
+
+def test_run_check_matches_the_command_line(course, capsys):
+    """A test cell's call on the reference passes and prints expected/got; on a stub it fails."""
+    import importlib.util
+
+    from grader.notebook import run_check
+
+    def load(folder, name):
+        spec = importlib.util.spec_from_file_location(f"nbtest_{folder.name}_{name}", folder / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    good = load(course.solutions_dir, "ex01_windows")
+    result = run_check("ex01", "test_make_windows_course_example", vars(good), lang="en")
+    assert result.passed and "expected" in capsys.readouterr().out
+    stub = load(course.exercises_dir, "ex01_windows")
+    with pytest.raises(AssertionError, match="not implemented"):
+        run_check("ex01", "test_make_windows_course_example", vars(stub), lang="en")
+
+
+def solution_sources(source_nb) -> dict[str, str]:
+    """grade_id -> the reference's content of each answer cell (markers dropped)."""
+    out = {}
+    for cell in source_nb.cells:
+        if meta(cell).get("solution"):
+            out[meta(cell)["grade_id"]] = "\n".join(l for l in cell.source.splitlines() if not MARKERS.match(l))
+    return out
+
+
+WRONG_EX01 = '''
+def shift_pairs(tokens):
+    return tokens, tokens
+
+
+def make_windows(tokens, block_size, stride=1):
+    return [(tokens, tokens)]
+
+
+def count_targets(n_tokens, block_size, stride=1):
+    return -1
+'''
+
+
+def submission(release_nb, solutions: dict[str, str], kind: str):
+    nb = nbformat.from_dict(release_nb)
+    if kind == "stubs":
+        return nb
+    for cell in nb.cells:
+        gid = meta(cell).get("grade_id")
+        if meta(cell).get("solution") and gid in solutions:
+            cell.source = solutions[gid]
+        if kind == "wrong" and gid == "ex01_answer":
+            cell.source = WRONG_EX01
+        if kind == "raising" and gid == "ex08_answer":
+            cell.source = 'raise RuntimeError("学生的单元格出错 / the student\'s cell fails")\n' + cell.source
+    return nb
+
+
+def test_generate_autograde_export(folder, course):
+    from nbgrader.api import Gradebook
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    students = ("solved", "stubs", "wrong", "raising")
+    release, source = {}, {}
+    for assignment in ("ch05", "bigram"):
+        nbgrader(folder, "generate_assignment", assignment, "--force")
+        path = folder / "release" / assignment / f"{assignment}.ipynb"
+        release[assignment] = nbformat.read(path, as_version=4)
+        source[assignment] = nbformat.read(folder / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+        MetadataValidator().validate_nb(release[assignment])
+        text = path.read_text(encoding="utf-8")
+        assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
+        hidden = [c for c in source[assignment].cells if "BEGIN HIDDEN TESTS" in c.source]
+        assert hidden
+        for cell in hidden:  # the hidden checks' calls are gone, their cells (and points) stay
+            assert re.search(r'run_check\("ex\d\d", "(\w+)"', cell.source).group(0) not in text
+        for student in students:
+            nb = submission(release[assignment], solution_sources(source[assignment]), student)
+            target = folder / "submitted" / student / assignment / f"{assignment}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, target)
+
+    for assignment in ("ch05", "bigram"):
+        nbgrader(folder, "autograde", assignment, "--create", "--force")
+
+    # the instructor grades the written answer (what formgrader does), for the solved student
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
+        grade = gb.find_grade("ex04_WHY_PARALLEL", "ch05", "ch05", "solved")
+        assert grade.auto_score is None and grade.needs_manual_grade
+        grade.manual_score = grade.max_score
+        gb.db.commit()
+
+    nbgrader(folder, "export", "--to", "grades.csv")
+    rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(open(folder / "grades.csv", encoding="utf-8"))}
+    full = {a: sum(cell_points(source[a]).values()) for a in ("ch05", "bigram")}
+    lost = {("ch05", "wrong"): exercise_points(source["ch05"], "ex01"),
+            ("bigram", "raising"): exercise_points(source["bigram"], "ex08")}
+    written = cell_points(source["ch05"])["ex04_WHY_PARALLEL"]
+    expected = {}
+    for assignment in ("ch05", "bigram"):
+        for student in students:
+            if student == "stubs":
+                expected[assignment, student] = 0
+            else:  # the written answer counts only once graded by hand (here: the solved student's)
+                ungraded = written if assignment == "ch05" and student != "solved" else 0
+                expected[assignment, student] = full[assignment] - ungraded - lost.get((assignment, student), 0)
+    got = {key: float(rows[key]["score"]) for key in expected}
+    assert got == {k: float(v) for k, v in expected.items()}, (got, expected)
+    for key in expected:
+        assert float(rows[key]["max_score"]) == full[key[0]]
+    assert lost[("ch05", "wrong")] == course.exercise("ex01").points
+    assert lost[("bigram", "raising")] == course.exercise("ex08").points

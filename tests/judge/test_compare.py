@@ -1,0 +1,45 @@
+"""Comparisons: shapes first, then dtype, then values; where they first differ."""
+
+from __future__ import annotations
+
+import torch
+
+from grader.judge.compare import Tol, compare, short
+
+
+def test_shape_is_reported_before_values():
+    found = compare(torch.zeros(8, 32), torch.zeros(32, 8))
+    assert "expected (8, 32), got (32, 8)" in found.en
+
+
+def test_dtype_then_values_with_first_index():
+    assert "dtype" in compare(torch.zeros(2, dtype=torch.long), torch.zeros(2)).en
+    found = compare(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), torch.tensor([[1.0, 2.0], [3.0, 4.5]]))
+    assert "(1, 1)" in found.en and "largest difference 0.5" in found.en
+
+
+def test_tolerance_and_nan():
+    assert compare(1.0, 1.0 + 1e-7) is None
+    assert compare(1.0, 1.01) is not None
+    assert compare(1.0, 1.01, Tol(rtol=0.1)) is None
+    assert compare(float("nan"), float("nan")) is None
+    assert compare(torch.tensor([float("nan")]), torch.tensor([float("nan")])) is None
+
+
+def test_ints_are_exact_and_typed():
+    assert compare(409_600_000, 409_600_000) is None
+    assert compare(409_600_000, 409_600_001) is not None
+    assert "type" in compare(3, "3").en
+    assert compare(2.44, torch.tensor(2.44)) is None  # a 0-dim tensor where a float is asked
+
+
+def test_sequences_and_dicts():
+    assert compare([1, 2], (1, 2)) is None
+    assert "length" in compare([1, 2], [1, 2, 3]).en
+    assert "[1]" in compare({"a": [1, 2]}, {"a": [1, 3]}).en
+    assert "missing" in compare({"a": 1}, {"b": 1}).en
+
+
+def test_short_forms():
+    assert short((torch.zeros(2, 4), torch.zeros(2, 4))) == "(2, 4) (2, 4)"
+    assert short(torch.tensor(3.5)) == "3.5000"

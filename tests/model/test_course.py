@@ -1,0 +1,66 @@
+"""course.toml is validated on load: unknown keys, missing keys and missing files are errors."""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+
+import pytest
+
+from grader.model.course import CourseError, load_course, parse_course
+
+
+def test_the_kits_course_loads(root):
+    course = load_course(root / "course.toml")
+    ids = [e.id for e in course.exercises]
+    assert ids == sorted(ids)
+    assert {a.id for a in course.assignments} == {"ch05", "bigram"}
+    for ex in course.exercises:
+        assert (course.exercises_dir / ex.file).is_file()
+        assert (course.solutions_dir / ex.file).is_file()
+        assert ex.hints and all(h.zh and h.en for h in ex.hints)
+
+
+def _data(root):
+    return tomllib.loads((root / "course.toml").read_text(encoding="utf-8"))
+
+
+def test_unknown_key_is_an_error(root):
+    data = _data(root)
+    data["exercises"][0]["colour"] = "red"
+    with pytest.raises(CourseError, match="unknown key.*colour"):
+        parse_course(data, root)
+
+
+def test_missing_key_is_an_error(root):
+    data = _data(root)
+    del data["exercises"][0]["points"]
+    with pytest.raises(CourseError, match="missing key.*points"):
+        parse_course(data, root)
+
+
+def test_missing_file_is_an_error(root):
+    data = _data(root)
+    data["exercises"][0]["file"] = "ex01_nowhere.py"
+    with pytest.raises(CourseError, match="file not found"):
+        parse_course(data, root)
+
+
+def test_duplicate_and_unknown_assignment(root):
+    data = _data(root)
+    data["exercises"][1]["id"] = data["exercises"][0]["id"]
+    with pytest.raises(CourseError, match="duplicate"):
+        parse_course(data, root)
+    data = _data(root)
+    data["exercises"][0]["assignment"] = "ch99"
+    with pytest.raises(CourseError, match="unknown assignment"):
+        parse_course(data, root)
+
+
+def test_bad_course_file_is_a_usage_error(tmp_path, grade_exe):
+    bad = tmp_path / "course.toml"
+    bad.write_text("format_version = 1\n[course\n", encoding="utf-8")
+    run = subprocess.run([grade_exe, "--course", str(bad), "list"], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert "not valid TOML" in run.stderr
+    assert "Traceback" not in run.stderr + run.stdout

@@ -1,0 +1,86 @@
+"""Workers: student code runs in a forked process; time limits, crashes and output."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from grader.sandbox.zygote import Worker, WorkerDied, WorkerTimeout, Zygote
+
+STUDENT = '''
+import os, time
+def add(a, b):
+    return a + b
+def loop():
+    while True:
+        pass
+def die():
+    os._exit(3)
+def shout():
+    print("x" * 100000)
+    return 1
+def nested():
+    return helper()
+def helper():
+    raise ValueError("bad value")
+'''
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    z = Zygote().start()
+    yield z
+    z.close()
+
+
+@pytest.fixture
+def worker(zygote, tmp_path):
+    (tmp_path / "ex99_demo.py").write_text(STUDENT, encoding="utf-8")
+    w = Worker(zygote, str(tmp_path), "ex99_demo")
+    yield w
+    w.kill()
+
+
+def run(worker, name, *args, timeout=5.0):
+    return worker.run({"probe": "common.call_function", "args": (name, args, {}), "kwargs": {}}, timeout)
+
+
+def test_a_call_returns_plain_data(worker):
+    assert run(worker, "add", 2, 3) == {"ok": True, "value": 5, "output": ""}
+
+
+def test_an_infinite_loop_is_stopped_and_the_next_call_still_runs(worker):
+    start = time.monotonic()
+    with pytest.raises(WorkerTimeout):
+        run(worker, "loop", timeout=0.5)
+    assert time.monotonic() - start < 3
+    assert run(worker, "add", 1, 1)["value"] == 2
+
+
+def test_a_worker_that_exits_is_reported(worker):
+    with pytest.raises(WorkerDied):
+        run(worker, "die")
+    assert run(worker, "add", 1, 2)["value"] == 3
+
+
+def test_output_is_captured_and_capped(worker):
+    answer = run(worker, "shout")
+    assert answer["ok"] and 0 < len(answer["output"]) <= 4001
+
+
+def test_only_the_students_frames_are_shown(worker):
+    answer = run(worker, "nested")
+    error = answer["error"]
+    assert error["type"] == "ValueError" and error["message"] == "bad value"
+    assert "ex99_demo.py" in error["traceback"] and "helper" in error["traceback"]
+    assert "grader" not in error["traceback"]
+
+
+def test_a_missing_file_is_reported_not_raised(zygote, tmp_path):
+    w = Worker(zygote, str(tmp_path), "ex98_absent")
+    try:
+        answer = run(w, "add", 1, 2)
+    finally:
+        w.kill()
+    assert answer["error"]["type"] == "MissingSubmissionFile"

@@ -1,0 +1,122 @@
+"""Progress (`grade status`, `grade list`) and hints (`grade hint`), through the command line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from grader.commands.main import main
+from grader.model.course import load_course
+from grader.model.messages import say
+from grader.student.progress import (FAILED, NOT_STARTED, PASSED, STATE_FILE, load_state, next_unfinished, progress_of,
+                             record_attempt, save_state, state_of)
+from grader.model.results import CheckResult, ExerciseResult
+
+COURSE = load_course()
+FIRST, SECOND, THIRD = (e.id for e in COURSE.exercises[:3])
+
+
+def run(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def result(ex_id: str, passed: list[bool], not_implemented: bool = False) -> ExerciseResult:
+    from grader.model.course import Text
+    from grader.model.results import Finding
+
+    ex = COURSE.exercise(ex_id)
+    checks = [CheckResult(ex_id, f"test_{i}", Text("检查", "check"), 2, p,
+                          finding=None if p else Finding("not_implemented" if not_implemented else "mismatch"))
+              for i, p in enumerate(passed)]
+    return ExerciseResult(ex, checks)
+
+
+def test_states_from_attempts(tmp_path):
+    record_attempt(tmp_path, [result(FIRST, [True, True]), result(SECOND, [True, False]),
+                              result(THIRD, [False, False], not_implemented=True)])
+    rows = {r.exercise.id: r for r in progress_of(COURSE, tmp_path)}
+    assert rows[FIRST].state == PASSED and rows[FIRST].score == 4
+    assert rows[SECOND].state == FAILED and rows[SECOND].score == 2
+    assert rows[THIRD].state == NOT_STARTED  # an attempt that implements nothing has not started
+    untouched = COURSE.exercises[3].id
+    assert rows[untouched].state == NOT_STARTED and rows[untouched].time == ""
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d$", rows[FIRST].time)
+    assert state_of(None) == NOT_STARTED and state_of({"status": "empty"}) == FAILED
+
+
+def test_next_unfinished_wraps_around():
+    rows = progress_of(COURSE, "/nonexistent")
+    assert next_unfinished(rows) == FIRST
+    assert next_unfinished(rows, after=FIRST) == SECOND
+    last = COURSE.exercises[-1].id
+    assert next_unfinished(rows, after=last) == FIRST
+
+
+@pytest.mark.parametrize("lang,words", [("zh", ("通过", "未通过", "未开始", "还没评过")),
+                                        ("en", ("passed", "failed", "not started", "never graded"))])
+def test_status_shows_every_exercise_with_state_points_and_time(tmp_path, lang, words):
+    record_attempt(tmp_path, [result(FIRST, [True, True]), result(SECOND, [False, True])])
+    out = run("--lang", lang, "status", "--submission", str(tmp_path), "--no-color").output
+    for ex in COURSE.exercises:
+        assert ex.id in out and ex.title(lang)[:6] in out
+    for word in words:
+        assert word in out
+    line = next(l for l in out.splitlines() if FIRST in l)
+    assert "4/" in line and re.search(r"\d\d-\d\d \d\d:\d\d", line)
+    assert re.search(r"(进度|progress) 1/%d" % len(COURSE.exercises), out)
+
+
+def test_list_shows_the_same_at_a_glance(tmp_path):
+    record_attempt(tmp_path, [result(FIRST, [True])])
+    out = run("--lang", "zh", "list", "--submission", str(tmp_path), "--no-color").output
+    line = next(l for l in out.splitlines() if FIRST in l)
+    assert "通过" in line and COURSE.exercise(FIRST).section[:4] in line
+    assert all(e.id in out for e in COURSE.exercises)
+
+
+def test_status_with_a_missing_folder_is_a_usage_error(tmp_path):
+    res = CliRunner().invoke(main, ["status", "--submission", str(tmp_path / "nope")])
+    assert res.exit_code == 2
+
+
+def test_a_corrupt_state_file_is_not_fatal(tmp_path):
+    (tmp_path / STATE_FILE).write_text("{not json", encoding="utf-8")
+    assert load_state(tmp_path) == {}
+    assert run("status", "--submission", str(tmp_path)).exit_code == 0
+    save_state(tmp_path, {"exercises": []})
+    assert run("status", "--submission", str(tmp_path)).exit_code == 0
+
+
+def test_hint_gives_the_next_level_each_time(tmp_path):
+    ex = COURSE.exercise(FIRST)
+    total = len(ex.hints)
+    seen = []
+    for _ in range(total + 1):
+        out = run("--lang", "en", "hint", FIRST, "--submission", str(tmp_path)).output
+        seen.append(int(re.search(rf"{FIRST} hint (\d+)/{total}", out).group(1)))
+        assert ex.hints[seen[-1] - 1]("en") in out
+    assert seen == list(range(1, total + 1)) + [total]
+    assert "last hint" in out
+    assert json.loads((tmp_path / STATE_FILE).read_text())["hints"][FIRST] == total
+
+
+def test_the_hint_a_diagnosis_names_is_a_command_that_works(tmp_path):
+    """The report says `grade hint ex01 --level 2`; that command shows level 2."""
+    level = min(2, len(COURSE.exercise(FIRST).hints))
+    for lang in ("zh", "en"):
+        command = re.search(r"grade (hint .*)$", say("see_hint", lang, id=FIRST, level=level)).group(1).split()
+        out = run("--lang", lang, *command, "--submission", str(tmp_path)).output
+        assert f"{FIRST} " in out and f"{level}/{len(COURSE.exercise(FIRST).hints)}" in out
+    # the next plain `grade hint` goes on from the highest level seen
+    out = run("--lang", "en", "hint", FIRST, "--submission", str(tmp_path)).output
+    assert f"hint {min(level + 1, len(COURSE.exercise(FIRST).hints))}/" in out
+
+
+def test_a_hint_level_that_does_not_exist_is_a_usage_error(tmp_path):
+    res = CliRunner().invoke(main, ["--lang", "en", "hint", FIRST, "--level", "9", "--submission", str(tmp_path)])
+    assert res.exit_code == 2 and "hint levels 1 to" in res.output
+    res = CliRunner().invoke(main, ["hint", "ex99"])
+    assert res.exit_code == 2

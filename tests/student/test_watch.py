@@ -1,0 +1,186 @@
+"""`grade watch`: driven through a pseudo-terminal, as a student's terminal would.
+
+No timing assertions (bench/bench_watch.py measures the latency).
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import shutil
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.model.course import load_course
+
+COURSE = load_course()
+EX = COURSE.exercise("ex01")
+RIGHT = (COURSE.solutions_dir / EX.file).read_text(encoding="utf-8")
+WRONG = RIGHT.replace("while i + block_size + 1 <= len(tokens):", "while i + block_size + 1 < len(tokens):")
+
+
+class Terminal:
+    """A child process on a pty: read until a pattern shows, send keys."""
+
+    def __init__(self, argv: list[str], cwd: Path):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.chdir(cwd)
+            os.environ.pop("GRADE_LANG", None)
+            os.execv(argv[0], argv)
+        self.seen = bytearray()
+
+    @property
+    def text(self) -> str:
+        return self.seen.decode("utf-8", "ignore")
+
+    def expect(self, pattern: str, timeout: float = 90.0, since: int = 0) -> re.Match:
+        deadline = time.monotonic() + timeout
+        regex = re.compile(pattern)
+        while True:
+            found = regex.search(self.seen[since:].decode("utf-8", "ignore"))
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{pattern!r} not shown; the terminal shows:\n{self.text[-3000:]}")
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 65536)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    time.sleep(0.05)
+                self.seen += chunk
+
+    def mark(self) -> int:
+        return len(self.seen)
+
+    def send(self, keys: bytes) -> None:
+        os.write(self.fd, keys)
+
+    def wait(self, timeout: float = 20.0) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return os.waitstatus_to_exitcode(status)
+            try:
+                ready, _, _ = select.select([self.fd], [], [], 0.1)
+                if ready:
+                    self.seen += os.read(self.fd, 65536)
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError("grade watch did not exit:\n" + self.text[-2000:])
+
+    def close(self) -> None:
+        try:
+            os.kill(self.pid, 9)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(self.fd)
+
+
+@pytest.fixture
+def student(tmp_path):
+    folder = tmp_path / "exercises"
+    shutil.copytree(COURSE.exercises_dir, folder, ignore=shutil.ignore_patterns(".grade*", "__pycache__"))
+    return folder
+
+
+def watch_argv(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from grader.commands.main import entry; entry()", *args]
+
+
+def test_watch_regrades_on_save_moves_on_and_restores_the_terminal(student):
+    term = Terminal(watch_argv("--lang", "en", "watch", "ex01", "--no-color"), student.parent)
+    try:
+        saved_mode = termios.tcgetattr(term.fd)  # before grade watch switches to cbreak
+        term.expect(r"graded in [0-9.]+ s")
+        assert "not implemented yet" in term.text
+        assert "h hint" in term.text  # the keys are offered: stdin is a terminal
+
+        mark = term.mark()
+        (student / EX.file).write_text(WRONG, encoding="utf-8")
+        term.expect(r"graded in [0-9.]+ s", since=mark)
+        shown = term.seen[mark:].decode("utf-8", "ignore")
+        assert "diagnosis" in shown and "grade hint ex01 --level" in shown
+
+        mark = term.mark()
+        term.send(b"h")  # the hint the diagnosis pointed to
+        term.expect(r"ex01 hint \d/\d", since=mark)
+
+        mark = term.mark()
+        term.send(b"l")
+        term.expect(r"progress \d+/\d+", since=mark)
+        assert "failed" in term.seen[mark:].decode()
+
+        mark = term.mark()
+        (student / EX.file).write_text(RIGHT, encoding="utf-8")
+        found = term.expect(r"ex01 passed! Next: (ex\d\d)", since=mark)
+        assert found.group(1) == "ex02"
+
+        term.send(b"q")
+        term.expect(r"left grade watch")
+        assert term.wait() == 0
+        mode = termios.tcgetattr(term.fd)
+        assert mode[3] & termios.ICANON and mode[3] & termios.ECHO  # cbreak undone
+        assert mode[3] == saved_mode[3]
+    finally:
+        term.close()
+    state = (student / ".grade-state.json").read_text(encoding="utf-8")
+    assert '"passed"' in state
+
+
+def test_ctrl_c_quits_cleanly(student):
+    term = Terminal(watch_argv("--lang", "zh", "watch", "ex01", "--no-color"), student.parent)
+    try:
+        term.expect(r"评分用时")
+        term.send(b"\x03")  # Ctrl-C through the terminal: SIGINT
+        term.expect(r"已退出 grade watch")
+        assert term.wait() == 0
+        assert termios.tcgetattr(term.fd)[3] & termios.ECHO
+        assert "Traceback" not in term.text
+    finally:
+        term.close()
+
+
+def test_unknown_exercise_is_a_usage_error(student):
+    from click.testing import CliRunner
+
+    from grader.commands.main import main
+
+    result = CliRunner().invoke(main, ["--lang", "en", "watch", "ex99", "--submission", str(student)])
+    assert result.exit_code == 2
+    assert "unknown exercise ex99" in result.output
+
+
+def test_a_save_grades_the_exercise_saved():
+    from grader.student.watch import WatchLoop
+
+    loop = WatchLoop.__new__(WatchLoop)
+    loop.course = COURSE
+    loop.current = "ex01"
+    ids = [e.id for e in COURSE.exercises]
+    other = COURSE.exercise(ids[1])
+    assert loop.exercise_of({EX.file}) == "ex01"
+    assert loop.exercise_of({other.file}) == other.id
+    assert loop.exercise_of({"helpers.py"}) == "ex01"  # a file the exercise may import
+    assert loop.exercise_of({EX.file, other.file}) == "ex01"
+
+
+def test_first_exercise_is_the_first_not_passed(tmp_path):
+    from grader.student.progress import save_state
+    from grader.student.watch import first_exercise
+
+    assert first_exercise(COURSE, tmp_path) == COURSE.exercises[0].id
+    first = COURSE.exercises[0].id
+    save_state(tmp_path, {"exercises": {first: {"status": "passed", "score": 1, "max_score": 1, "time": ""}}})
+    assert first_exercise(COURSE, tmp_path) == COURSE.exercises[1].id
