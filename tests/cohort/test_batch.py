@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from test_attacks import EX01, EX02, GRADE, KIT, WRONG, make_course
+from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, WRONG, make_course
 
 
 def cohort(folder: Path, n: int, slow: float = 0.0) -> Path:
