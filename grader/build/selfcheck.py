@@ -17,6 +17,7 @@ import click
 
 from grader.model.course import Course, Exercise
 from grader.judge.mistakes import Mistake
+from grader.model.exercise_map import files_of, orphan_files
 from grader.model.results import ExerciseResult
 
 
@@ -48,16 +49,29 @@ def public_signatures(path: Path) -> dict[str, str]:
 
 
 def check_structure(course: Course, ex: Exercise) -> list[Verdict]:
-    stub, solution = course.exercises_dir / ex.file, course.solutions_dir / ex.file
-    verdicts = []
-    for path in (stub, solution, course.checks_dir / ex.check_module):
-        verdicts.append(Verdict(path.is_file(), f"{ex.id}: {path.relative_to(course.root)} exists"))
-    if stub.is_file() and solution.is_file():
-        a, b = public_signatures(stub), public_signatures(solution)
+    """Every per-exercise file is there (see grader.model.exercise_map); stub and solution agree."""
+    files = files_of(course, ex)
+    verdicts = [Verdict(path.is_file(), f"{ex.id}: {_shown(course, path)} exists") for path in files.required()]
+    if files.stub.is_file() and files.solution.is_file():
+        a, b = public_signatures(files.stub), public_signatures(files.solution)
         differ = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
         verdicts.append(Verdict(not differ, f"{ex.id}: stub and solution have the same names and signatures",
                                 ", ".join(differ)))
     return verdicts
+
+
+def check_orphans(course: Course) -> Verdict:
+    """No file in exercises/, solutions/, checks/, probes/ or mistakes/ that no exercise claims."""
+    orphans = orphan_files(course)
+    return Verdict(not orphans, "every file belongs to an exercise in course.toml",
+                   ", ".join(_shown(course, p) for p in orphans))
+
+
+def _shown(course: Course, path: Path) -> str:
+    try:
+        return str(path.relative_to(course.root))
+    except ValueError:
+        return str(path)
 
 
 def grade_folder(course: Course, ids: list[str], folder: Path, references, zygote) -> list[ExerciseResult]:
@@ -119,6 +133,8 @@ def run_selfcheck(course: Course, lang: str = "zh", only: list[str] | None = Non
     try:
         for ex_id in ids:
             note(check_structure(course, course.exercise(ex_id)))
+        if only is None:
+            note([check_orphans(course)])
         note([check_reference(r) for r in grade_folder(course, ids, course.solutions_dir, references, zygote)])
         note([check_stub(r) for r in grade_folder(course, ids, course.exercises_dir, references, zygote)])
         for ex_id in ids:
