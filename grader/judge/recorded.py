@@ -19,11 +19,11 @@ zlib, so the expected outputs do not read as text.
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
 import grader.sandbox.wire as wire
 from grader.model.course import Course
+from grader.judge.mistakes import Mistake
 from grader.model.calls import Call, Observation
 
 FORMAT = 1
@@ -59,23 +59,6 @@ def load_answers(path: Path) -> dict:
 
 # --------------------------------------------------------------------------- replaying
 
-@dataclass(frozen=True)
-class RecordedMistake:
-    """A known mistake as the release knows it: its message, not its code."""
-
-    id: str
-    section: str
-    zh: str
-    en: str
-    hint: int | None = None
-
-    def message(self, lang: str) -> str:
-        return self.en if lang == "en" else self.zh
-
-    def as_dict(self) -> dict:
-        return {"id": self.id, "section": self.section, "zh": self.zh, "en": self.en, "hint": self.hint}
-
-
 class NotRecorded(RuntimeError):
     """A check asked for a reference answer that was not recorded."""
 
@@ -87,11 +70,11 @@ class RecordedReference:
         self.exercise_id = exercise_id
         self._answers = data.get("answers", {})
         self._mistake_answers = data.get("mistake_answers", {})
-        self._mistakes = [RecordedMistake(**m) for m in data.get("mistakes", [])]
+        self._mistakes = [Mistake(**m) for m in data.get("mistakes", [])]
         self.checks = list(data.get("checks", []))
 
     @property
-    def mistakes(self) -> list[RecordedMistake]:
+    def mistakes(self) -> list[Mistake]:
         return self._mistakes
 
     def observe(self, a_call: Call, timeout: float | None = None) -> Observation:

@@ -23,15 +23,8 @@ from grader.model.messages import say
 from grader.report.humanize import loss as fmt_loss
 from grader.report.layout import width as _width
 from grader.model.differences import item_text
+from grader.model.lesson import LESSON_HISTORY
 
-# The lesson's table (bigram lesson, "2.49 这条基线"; torch 2.13, CPU, the script's defaults).
-LESSON_HISTORY = (
-    {"step": 0, "train": 4.7305, "val": 4.7241},
-    {"step": 300, "train": 2.8110, "val": 2.8249},
-    {"step": 600, "train": 2.5434, "val": 2.5682},
-    {"step": 900, "train": 2.4932, "val": 2.5088},
-    {"step": 2700, "train": 2.4738, "val": 2.4911},
-)
 
 SPARK = "▁▂▃▄▅▆▇█"
 MAX_SPARK = 60
