@@ -7,7 +7,6 @@ from grader.judge import Tol, assert_ok, call, fail, observe, probe, same
 
 pytestmark = pytest.mark.exercise("ex05")
 
-KEYS = ("input_ids", "hidden", "logits", "flat_logits", "flat_labels", "loss")
 COURSE_SHAPES = {"input_ids": (2, 4), "hidden": (2, 4, 8), "logits": (2, 4, 32), "flat_logits": (8, 32),
                  "flat_labels": (8,), "loss": ()}
 COURSE_LABELS = [[4, 2, 8, -100], [2, 9, 1, -100]]

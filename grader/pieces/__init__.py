@@ -6,7 +6,7 @@ BigramLanguageModel，ex12 三样都用）。评分这些练习时，探针把�
 
 When ex10, ex11 or ex12 is graded, its probes put these correct pieces in place of the
 student's earlier ones (`mod.get_batch = ...`), so that a bug in an earlier exercise is not
-charged twice. They follow EXERCISES.md exactly (the same random draws as the reference).
+charged twice. They follow docs/EXERCISES.md exactly (the same random draws as the reference).
 
 They are also the answers to ex08, ex09 and ex11, so a worker only ever holds the pieces
 its exercise builds on: the worker imports them before it is fenced (`NEEDED_BY`), the

@@ -1,4 +1,4 @@
-"""The json report: the object GRADER.md pins (`score`, `max_score`, `exercises[].checks[]`)."""
+"""The json report: the object docs/GRADER.md pins (`score`, `max_score`, `exercises[].checks[]`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from grader.report.text import check_message
 
 
 def as_json_dict(results: list[ExerciseResult], lang: str = "zh") -> dict:
-    """The `--format json` object pinned in GRADER.md (plus a few extra fields)."""
+    """The `--format json` object pinned in docs/GRADER.md (plus a few extra fields)."""
     exercises = []
     for result in results:
         checks = [{

@@ -3,7 +3,7 @@
 `enter(setup, keep_fds)` runs in a freshly forked worker (single-threaded, torch already
 imported by the zygote) and returns the folder to import the submission from. What holds
 depends on the platform; `enter` applies every layer it can and records which ones held
-(`REPORT`, also returned by the `common.fence_report` probe):
+(`enter` keeps a report of what it did; the README's table is the summary):
 
 | layer                         | as root (official grading)              | as a user                              |
 | ----------------------------- | --------------------------------------- | -------------------------------------- |
@@ -62,7 +62,6 @@ DEFAULTS = {
     "max_copy": 32 * 1024 * 1024,  # bytes of submission copied
 }
 
-REPORT: dict[str, object] = {}
 
 
 class _MountAttr(ctypes.Structure):
@@ -309,13 +308,10 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     limits = setup.get("limits") or {}
     folder = setup.get("submission")
     report: dict[str, object] = {"root": os.geteuid() == 0, "enabled": bool(fence["enabled"])}
-    REPORT.clear()
-    REPORT.update(report)
     _close_fds(set(keep_fds or ()))
     if not fence["enabled"]:
         _limits(limits, fence, False, report)
         workdir = tempfile.mkdtemp(prefix="grade-worker-")
-        REPORT.update(report)
         return folder, workdir
     files = _read_submission(folder, fence["max_copy"])
     privileged = os.geteuid() == 0
@@ -407,9 +403,7 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
         pass
     _pdeathsig()
     report["submission"] = new_folder
-    REPORT.clear()
-    REPORT.update(report)
     return new_folder, workdir
 
 
-__all__ = ["enter", "kit_secrets", "REPORT", "DEFAULTS"]
+__all__ = ["enter", "kit_secrets", "DEFAULTS"]
