@@ -9,6 +9,29 @@ from __future__ import annotations
 import sys
 
 
+def progress_bar(*, counts: str = "items", transient: bool = True):
+    """The one progress-bar factory: a started rich `Progress` on stderr.
+
+    `counts="items"` shows done/total with elapsed time and ETA (checks, students);
+    `counts="bytes"` shows size, speed and ETA (downloads). The caller adds its tasks and
+    calls `.stop()`; a transient bar leaves nothing behind, so the report after it reads
+    the same as without it.
+    """
+    from rich.console import Console
+    from rich.progress import (BarColumn, DownloadColumn, MofNCompleteColumn, Progress, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
+
+    if counts == "bytes":
+        columns = (TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                   TimeRemainingColumn())
+    else:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TimeRemainingColumn())
+    bar = Progress(*columns, console=Console(stderr=True), transient=transient)
+    bar.start()
+    return bar
+
+
 class LiveProgress:
     """Receives the grading session's progress events and draws a transient bar."""
 
@@ -21,13 +44,7 @@ class LiveProgress:
 
     def __enter__(self) -> "LiveProgress":
         if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
-            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                                      TimeElapsedColumn(), TimeRemainingColumn(), console=Console(stderr=True),
-                                      transient=True)
-            self._progress.start()
+            self._progress = progress_bar(counts="items", transient=True)
         return self
 
     def __exit__(self, *exc) -> None:
