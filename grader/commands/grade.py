@@ -16,9 +16,12 @@ def grading_options(func):
         click.option("--submission", "submission", type=click.Path(path_type=Path), default=None,
                      help="提交目录 / submission folder (default ./exercises)"),
         click.option("--reference", is_flag=True, help="评分参考答案 / grade the reference solutions"),
-        click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "gradescope", "github"]),
+        click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "gradescope", "github", "classroom"]),
                      default="text", show_default=True),
         click.option("--out", "out", type=click.Path(path_type=Path), default=None, help="写入文件 / write to FILE"),
+        click.option("--hidden-visibility", "hidden_visibility", type=click.Choice(["after_published", "hidden"]),
+                     default=None, help="gradescope: 隐藏检查何时可见 / when students see hidden checks "
+                                        "(default after_published)"),
         click.option("--color/--no-color", default=None, help="彩色输出 / colored text"),
         click.option("--lang", "lang", type=click.Choice(["zh", "en"]), default=None,
                      help="语言 / language (also before the command: grade --lang en ex03)"),
@@ -34,7 +37,7 @@ def make_grade_command(name: str) -> click.Command:
     @click.command(name=name, help=helps.get(name, f"评分 {name} / grade {name}"))
     @grading_options
     @click.pass_obj
-    def command(obj, submission, reference, fmt, out, color, lang):
+    def command(obj, submission, reference, fmt, out, hidden_visibility, color, lang):
         from grader.run.grading import grade_command
 
         if lang:
@@ -49,7 +52,7 @@ def make_grade_command(name: str) -> click.Command:
                 raise click.UsageError(say("unknown_exercise", obj.lang, id=name,
                                            known=", ".join(e.id for e in course.exercises))) from None
         code = grade_command(course, ids, submission=submission, reference=reference, fmt=fmt, out=out,
-                             color=color, lang=obj.lang)
+                             color=color, lang=obj.lang, hidden_visibility=hidden_visibility)
         sys.exit(code)
 
     return command

@@ -1,17 +1,20 @@
 """One entry for every output format: text, json and the CI formats.
 
-Rendering imports neither torch nor the sandbox: it reads `ExerciseResult`s only.
+Each format has its module (text, json_report, junit, gradescope, classroom, github), imported
+only when it is used. Rendering imports neither torch nor the sandbox: it reads
+`ExerciseResult`s only. `options` are per format: `hidden_visibility` for gradescope.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-FORMATS = ("text", "json", "junit", "gradescope", "github")
+FORMATS = ("text", "json", "junit", "gradescope", "github", "classroom")
 
 
 def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bool = False,
-           picture_dir: Path | None = None) -> str:
+           picture_dir: Path | None = None, hidden_visibility: str | None = None) -> str:
+    """The report in `fmt`. Example: render(results, "junit", "en") -> '<?xml …<testsuites …'."""
     if fmt == "json":
         from grader.report.json_report import render_json
 
@@ -20,6 +23,20 @@ def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bo
         from grader.report.text import render_text
 
         return render_text(results, lang, color=color, hidden_note=hidden_note, picture_dir=picture_dir)
-    from grader.report import ci_formats
+    if fmt == "junit":
+        from grader.report.junit import render_junit
 
-    return ci_formats.render(fmt, results, lang)
+        return render_junit(results, lang)
+    if fmt == "gradescope":
+        from grader.report.gradescope import HIDDEN_VISIBILITY, render_gradescope
+
+        return render_gradescope(results, lang, hidden_visibility=hidden_visibility or HIDDEN_VISIBILITY)
+    if fmt == "classroom":
+        from grader.report.classroom import render_classroom
+
+        return render_classroom(results, lang)
+    if fmt == "github":
+        from grader.report.github import render_github
+
+        return render_github(results, lang)
+    raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")

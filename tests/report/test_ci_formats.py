@@ -1,62 +1,133 @@
-"""CI 报告格式：JUnit XML、Gradescope results.json、GitHub 摘要。
+"""CI 报告格式：JUnit XML、Gradescope results.json、GitHub 摘要、Classroom 结果。
 
-Tests for grader.report.ci_formats on hand-made results: the JUnit XML parses and counts
-right (and escapes whatever the student printed), the Gradescope file has the fields
-Gradescope documents with hidden checks "after_published", the GitHub summary is a
-Markdown table whose cells cannot be broken by a title.
+Tests for the CI formats (grader.report.junit, .gradescope, .classroom, .github) on hand-made
+results: the JUnit XML validates against the Jenkins xunit plugin's junit-10.xsd, parses with
+junitparser, names each case by the check's title under the exercise, and reports crashes and
+time-outs as <error>; the Gradescope file has the fields Gradescope documents, numbers that
+sort in course order and the instructor's choice of visibility for hidden checks; the GitHub
+summary is a Markdown table whose cells a title cannot break.
 """
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
-from grader.report.ci_formats import HIDDEN_VISIBILITY, render
 from grader.model.course import Exercise, Text
-from grader.model.results import Finding
-from grader.model.results import CheckResult, ExerciseResult
+from grader.model.results import CheckResult, ExerciseResult, Finding
+from grader.report.gradescope import HIDDEN_VISIBILITY
+from grader.report.render import render
+
+SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "schemas" / "junit-10.xsd"
+
+
+def _exercise(ex_id="ex01", title=Text("训练窗口 | x", "Windows | x")) -> Exercise:
+    return Exercise(id=ex_id, assignment="ch05", file=f"{ex_id}_windows.py", title=title, section="5.2", points=4,
+                    timeout=10, hints=(Text("提示", "hint"),))
 
 
 def _results() -> list[ExerciseResult]:
-    ex = Exercise(id="ex01", assignment="ch05", file="ex01_windows.py", title=Text("训练窗口 | x", "Windows | x"),
-                  section="5.2", points=4, timeout=10, hints=(Text("提示", "hint"),))
     ok = CheckResult("ex01", "test_example", Text("课本例子", "course example"), 1, True, public=True, seconds=0.01)
     bad = CheckResult("ex01", "test_hidden", Text("随机输入", "random inputs"), 3, False, public=False,
                       finding=Finding("mismatch", "make_windows(...)", expected="(2, 4)", got="(4, 2)",
                                       zh="形状不同", en="shapes differ", output="<script>]]></script>\x1b[31m"),
                       seconds=0.02)
     manual = CheckResult("ex01", "test_essay", Text("说明", "essay"), 0, True, manual=True)
-    return [ExerciseResult(ex, [ok, bad, manual])]
+    crash = CheckResult("ex01", "test_crash", Text("崩溃", "crashes"), 2, False,
+                        finding=Finding("crash", "f()", zh="进程意外退出", en="the process died (signal 9)"))
+    slow = CheckResult("ex01", "test_slow", Text("超时", "runs too long"), 2, False,
+                       finding=Finding("timeout", "f()", zh="超时", en="ran past 10 s and was stopped"))
+    return [ExerciseResult(_exercise(), [ok, bad, manual, crash, slow])]
 
 
-def test_junit_counts_and_escapes():
-    text = render("junit", _results(), "en")
+def _many_checks() -> list[ExerciseResult]:
+    checks = [CheckResult("ex09", f"test_{i}", Text(f"检查 {i}", f"check {i}"), 1, True, public=True)
+              for i in range(1, 12)]
+    return [ExerciseResult(_exercise("ex09"), checks)]
+
+
+def test_junit_validates_against_the_xunit_schema():
+    xmlschema = pytest.importorskip("xmlschema")
+    assert SCHEMA.is_file(), SCHEMA
+    schema = xmlschema.XMLSchema(str(SCHEMA))
+    for results in (_results(), _many_checks()):
+        for lang in ("zh", "en"):
+            errors = list(schema.iter_errors(render(results, "junit", lang)))
+            assert errors == [], errors[:3]
+
+
+def test_junit_names_read_and_errors_are_errors():
+    text = render(_results(), "junit", "en")
     root = ET.fromstring(text.split("\n", 1)[1])
-    assert root.tag == "testsuites" and root.get("tests") == "3" and root.get("failures") == "1"
-    assert root.get("skipped") == "1"
+    assert root.tag == "testsuites" and root.get("tests") == "5"
+    assert root.get("failures") == "1" and root.get("errors") == "2" and root.get("skipped") is None
+    suite = root.find("testsuite")
+    assert suite.get("skipped") == "1" and suite.get("errors") == "2"
     cases = root.findall(".//testcase")
-    assert [c.get("name") for c in cases] == ["test_example", "test_hidden", "test_essay"]
+    assert [c.get("name") for c in cases] == ["course example", "random inputs", "essay", "crashes", "runs too long"]
+    assert {c.get("classname") for c in cases} == {"ex01"}
     failure = cases[1].find("failure")
     assert failure is not None and "shapes differ" in failure.get("message")
     assert "<script>]]></script>" in failure.text  # escaped in the file, intact when parsed
+    assert cases[3].find("error").get("type") == "crash" and cases[3].find("failure") is None
+    assert cases[4].find("error").get("type") == "timeout"
+    assert cases[2].find("skipped") is not None
+    assert "score 0/3" in cases[1].find("system-out").text
+
+
+def test_junit_reads_in_junitparser(tmp_path):
+    junitparser = pytest.importorskip("junitparser")
+    path = tmp_path / "junit.xml"
+    path.write_text(render(_results(), "junit", "en"), encoding="utf-8")
+    xml = junitparser.JUnitXml.fromfile(str(path))
+    suite = next(iter(xml))
+    cases = list(suite)
+    assert suite.tests == 5 and suite.failures == 1 and suite.errors == 2 and suite.skipped == 1
+    kinds = [type(r[0]).__name__ if r else "ok" for r in (c.result for c in cases)]
+    assert kinds == ["ok", "Failure", "Skipped", "Error", "Error"]
 
 
 def test_gradescope_fields_and_visibility():
-    data = json.loads(render("gradescope", _results(), "en"))
-    assert data["score"] == 1 and data["max_score"] == 4
+    data = json.loads(render(_results(), "gradescope", "en"))
+    assert data["score"] == 1 and data["max_score"] == 8
+    for key in ("execution_time", "output_format", "stdout_visibility", "visibility", "tests"):
+        assert key in data
+    assert data["stdout_visibility"] == "hidden"
     assert {t["visibility"] for t in data["tests"]} == {"visible", HIDDEN_VISIBILITY}
-    hidden = [t for t in data["tests"] if t["visibility"] == HIDDEN_VISIBILITY][0]
+    hidden = [t for t in data["tests"] if t["name"].endswith("random inputs")][0]
+    assert hidden["visibility"] == "after_published"
     assert hidden["score"] == 0 and hidden["max_score"] == 3 and "shapes differ" in hidden["output"]
     for test in data["tests"]:
-        assert {"name", "score", "max_score", "output", "visibility"} <= set(test)
-    assert len(data["tests"]) == 2  # the manual check is not scored by the autograder
+        assert {"name", "number", "score", "max_score", "status", "output", "visibility"} <= set(test)
+        assert test["status"] in ("passed", "failed")
+    assert len(data["tests"]) == 4  # the manual check is not scored by the autograder
+    never = json.loads(render(_results(), "gradescope", "en", hidden_visibility="hidden"))
+    assert {t["visibility"] for t in never["tests"]} == {"visible", "hidden"}
+
+
+def test_gradescope_numbers_sort_in_course_order():
+    data = json.loads(render(_many_checks(), "gradescope", "en"))
+    numbers = [t["number"] for t in data["tests"]]
+    assert numbers[1] == "ex09.02" and numbers[9] == "ex09.10"
+    assert sorted(numbers) == numbers  # ex09.10 after ex09.2: as strings and as dotted numbers
+    assert sorted(numbers, key=lambda n: [int(p) for p in n[2:].split(".")]) == numbers
+
+
+def test_classroom_runner_result():
+    data = json.loads(render(_results(), "classroom", "en"))
+    assert data["version"] == 1 and data["status"] == "fail" and data["max_score"] == 8
+    assert [t["status"] for t in data["tests"]] == ["pass", "fail", "error", "error"]
+    assert sum(t["score"] for t in data["tests"]) == 1
+    for test in data["tests"]:
+        assert {"name", "status", "score", "message", "line_no", "execution_time", "filename"} <= set(test)
 
 
 def test_github_markdown_table():
-    text = render("github", _results(), "en")
-    assert text.startswith("## Grade: 1/4")
+    text = render(_results(), "github", "en")
+    assert text.startswith("## Grade: 1/8")
     row = [line for line in text.splitlines() if "ex01" in line and line.startswith("| ❌")][0]
     assert row.count("|") - row.count("\\|") == 5  # the title's pipe is escaped
     assert "random inputs" in text and "<script>" not in text
@@ -64,4 +135,4 @@ def test_github_markdown_table():
 
 def test_unknown_format():
     with pytest.raises(ValueError):
-        render("xml", _results(), "en")
+        render(_results(), "xml", "en")
