@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from grader import __version__
 from grader.model.course import Course, CourseError, load_course
 from grader.commands.check import check_command
 from grader.commands.grade import make_grade_command
@@ -65,6 +66,7 @@ class GradeGroup(click.Group):
 
 
 @click.group(cls=GradeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="grade", message="%(prog)s %(version)s")
 @click.option("--lang", type=click.Choice(["zh", "en"]), default=None, help="语言 / language (default: locale)")
 @click.option("--course", "course_path", type=click.Path(path_type=Path), default=None, envvar="GRADE_COURSE",
               help="course.toml (default: the kit's own)")
@@ -97,12 +99,16 @@ class LazyCommand(click.Command):
 
 for _name, _target, _help in (
     ("data", "grader.commands.data:data", "数据：下载或指定 tiny Shakespeare / get the data"),
+    ("init", "grader.commands.init:init", "写出练习目录 / write a folder with the exercises"),
+    ("gradescope", "grader.commands.gradescope:gradescope",
+     "生成 Gradescope 自动评分包 / build a Gradescope autograder bundle"),
     ("status", "grader.commands.status:status", "进度：每个练习的状态 / progress of every exercise"),
     ("watch", "grader.commands.watch:watch", "保存即评分 / re-grade on every save"),
     ("release", "grader.commands.release:release", "生成学生发行版 / build the student release"),
     ("nbgrader", "grader.commands.nbgrader:nbgrader_command", "生成 nbgrader 课程目录 / build nbgrader assignments"),
     ("batch", "grader.commands.batch:batch", "批量评分 / grade a cohort"),
     ("merge", "grader.commands.merge:merge", "合并分片成绩 / merge sharded gradebooks"),
+    ("report", "grader.commands.report:report", "班级报告 report.html / the cohort report of a gradebook"),
 ):
     main.add_command(LazyCommand(_name, _target, _help))
 main.add_command(list_command)

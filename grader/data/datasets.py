@@ -46,7 +46,7 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from grader.model.paths import KIT_ROOT
+from grader.model.paths import kit_file
 
 __all__ = [
     "DataError",
@@ -106,8 +106,9 @@ class Dataset:
 
 
 def default_catalog_path() -> Path:
-    """``<repo>/datasets/catalog.toml``, where ``<repo>`` is the parent of ``grader/``."""
-    return KIT_ROOT / "datasets" / "catalog.toml"
+    """``<repo>/datasets/catalog.toml``, where ``<repo>`` is the parent of ``grader/``; installed
+    from a wheel, the copy inside the package (``grader/_kit/datasets/catalog.toml``)."""
+    return kit_file("datasets/catalog.toml")
 
 
 def read_catalog(path: str | os.PathLike[str]) -> dict[str, Dataset]:

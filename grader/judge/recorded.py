@@ -99,7 +99,7 @@ class RecordedReferences:
 
     def __init__(self, course: Course, path: Path | None = None):
         self.course = course
-        self.path = Path(path) if path else course.root / "grader" / ANSWERS_FILE
+        self.path = Path(path) if path else course.grader_dir / ANSWERS_FILE
         self._data: dict | None = None
         self._refs: dict[str, RecordedReference] = {}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from grader.model.paths import KIT_ROOT
+from grader.model.paths import PACKAGE_DIR, kit_file
 
 
 class CourseError(Exception):
@@ -83,7 +83,14 @@ class Course:
 
     @property
     def checks_dir(self) -> Path:
-        return self.root / "grader" / "checks"
+        return self.grader_dir / "checks"
+
+    @property
+    def grader_dir(self) -> Path:
+        """The grader package of this course: `root/grader` in a kit's folder, else the installed
+        package (a course installed from a wheel travels inside it, see grader.model.paths)."""
+        beside = self.root / "grader"
+        return beside if (beside / "checks").is_dir() else PACKAGE_DIR
 
 
 _TOP_KEYS = {"format_version", "course", "data", "assignments", "exercises"}
@@ -180,5 +187,6 @@ def load_course(path: Path | None = None, *, check_files: bool = True) -> Course
 
 
 def default_course_path() -> Path:
-    """course.toml sits at the root of the kit, the parent folder of grader/."""
-    return KIT_ROOT / "course.toml"
+    """course.toml at the root of the kit, the parent folder of grader/; installed from a
+    wheel, the copy inside the package (grader/_kit/course.toml)."""
+    return kit_file("course.toml")
