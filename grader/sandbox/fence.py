@@ -31,6 +31,7 @@ import stat
 import sys
 from pathlib import Path
 from grader.model.paths import KIT_ROOT, PACKAGE_DIR
+import grader.sandbox.intake as intake
 from grader.sandbox.limits import FILE_SIZE_CAP
 
 CLONE_NEWNS = 0x00020000
@@ -62,6 +63,11 @@ DEFAULTS = {
     "max_copy": 32 * 1024 * 1024,  # bytes of submission copied
 }
 
+
+
+# Why the submission was refused (grader.sandbox.intake), or None; set by `enter`, read by the
+# worker before anything of the student's runs.
+REFUSED: str | None = None
 
 
 class _MountAttr(ctypes.Structure):
@@ -121,29 +127,29 @@ def _close_fds(keep: set[int]) -> None:
                 pass
 
 
-def _read_submission(folder: str | None, cap: int) -> dict[str, bytes]:
-    """The submission's top-level *.py files (what the worker imports), read before hiding."""
-    files: dict[str, bytes] = {}
-    if not folder or not os.path.isdir(folder):
-        return files
-    total = 0
-    for name in sorted(os.listdir(folder)):
-        path = os.path.join(folder, name)
-        # Read as root: a symbolic link (to solutions/, say) must not be followed, only
-        # regular files of the folder itself are the submission.
-        try:
-            if not name.endswith(".py") or not stat.S_ISREG(os.lstat(path).st_mode):
-                continue
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        with os.fdopen(fd, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if total + size > cap:
-                break
-            files[name] = handle.read(cap)
-        total += size
-    return files
+def _read_submission(folder: str | None, cap: int) -> tuple[dict[str, bytes], str | None]:
+    """The submission's top-level *.py files (what the worker imports), read before hiding.
+
+    Read with `grader.sandbox.intake` (as root): no link followed at any depth, no special
+    file, sizes capped before reading. A refused submission gives no files and the reason.
+    """
+    if not folder:
+        return {}, None
+    try:
+        return intake.read_submission(folder, {"max_total": cap}), None
+    except intake.SubmissionRefused as err:
+        return {}, err.message
+
+
+def _write_copy(target: str, files: dict[str, bytes]) -> None:
+    """The submission's files, read-only, in a folder of their own (the only copy the worker imports)."""
+    os.mkdir(target, 0o755)
+    for name, data in files.items():
+        path = os.path.join(target, name)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        os.chmod(path, 0o444)
+    os.chmod(target, 0o555)
 
 
 def _readable_by_other(path: str) -> bool:
@@ -309,11 +315,16 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     folder = setup.get("submission")
     report: dict[str, object] = {"root": os.geteuid() == 0, "enabled": bool(fence["enabled"])}
     _close_fds(set(keep_fds or ()))
+    global REFUSED
+    files, REFUSED = _read_submission(folder, fence["max_copy"])
     if not fence["enabled"]:
         _limits(limits, fence, False, report)
         workdir = tempfile.mkdtemp(prefix="grade-worker-")
-        return folder, workdir
-    files = _read_submission(folder, fence["max_copy"])
+        copy = None
+        if folder is not None:
+            copy = os.path.join(workdir, "submission")
+            _write_copy(copy, files)
+        return copy, workdir
     privileged = os.geteuid() == 0
     namespaced = False
     if privileged:
@@ -358,13 +369,7 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
             _hide(secrets, report)
             if folder is not None:
                 new_folder = "/tmp/submission"
-                os.mkdir(new_folder, 0o755)
-                for name, data in files.items():
-                    target = os.path.join(new_folder, name)
-                    with open(target, "wb") as handle:
-                        handle.write(data)
-                    os.chmod(target, 0o444)
-                os.chmod(new_folder, 0o555)
+                _write_copy(new_folder, files)
             workdir = "/tmp/work"
             os.mkdir(workdir, 0o700)
             report["mounts"] = True
@@ -372,6 +377,9 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
             report["mounts"] = f"failed: {err}"
     if workdir is None:
         workdir = tempfile.mkdtemp(prefix="grade-worker-")
+        if folder is not None:  # no mount namespace: still a private copy, never the original
+            new_folder = os.path.join(workdir, "submission")
+            _write_copy(new_folder, files)
     dropped = False
     if privileged:
         uid, gid = int(fence["uid"]), int(fence["gid"])

@@ -1,0 +1,215 @@
+"""Read a submission before running it: what only a tamperer needs, found in its syntax tree.
+
+Runs in the judge's process, on the bytes `grader.sandbox.intake` read (no link followed),
+with `ast` only: nothing of the submission is executed. A finding does not cost points by
+itself (the worker's guard and the fence decide what a submission can do); it puts a
+**review mark** with its reasons on the submission, shown in every report format, so that a
+person looks at the file.
+
+Flagged:
+
+- importing a grader module other than the documented `grader.tinygpt`;
+- `sys.modules`, `gc`, `ctypes`, `inspect`, frame access (`sys._getframe`, `f_back`,
+  `tb_frame`, `gi_frame`, `f_globals`, `f_locals`), `sys.settrace` / `setprofile`,
+  `sys.meta_path` / `path_hooks` (import hooks), `sys.addaudithook`;
+- the attributes that reach into a function's or object's insides (`__globals__`,
+  `__closure__`, `__code__`, `__builtins__`, `__subclasses__`);
+- assigning into `builtins` or into another module's attributes (`torch.softmax = …`,
+  `setattr(F, "softmax", …)`);
+- `exec`, `eval`, `compile`, `__import__`, `importlib.import_module` on a string that is not
+  a literal;
+- a string that names a path into the kit (`solutions/`, `/proc/self/cwd`, `grader/checks`, …).
+
+>>> scan_source("import gc\\nx = gc.get_objects()\\n", "ex01_windows.py")
+['ex01_windows.py:1: imports gc (the garbage collector: walking objects)', 'ex01_windows.py:2: gc.get_objects (the garbage collector: walking objects)']
+>>> scan_source("import torch\\ndef f(x):\\n    return torch.softmax(x, -1)\\n", "ex02_nll.py")
+[]
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ALLOWED_GRADER = {"grader.tinygpt"}
+
+_MODULES = {
+    "gc": "the garbage collector: walking objects",
+    "ctypes": "raw memory access",
+    "inspect": "frame inspection",
+    "traceback": "frame inspection",
+}
+_SYS_ATTRS = {
+    "modules": "sys.modules", "_getframe": "frame inspection", "_current_frames": "frame inspection",
+    "settrace": "tracing", "setprofile": "profiling", "meta_path": "import hooks", "path_hooks": "import hooks",
+    "addaudithook": "audit hooks", "exc_info": "frame inspection (traceback)", "_getframemodulename": "frame inspection",
+}
+_INSIDES = {
+    "f_back": "frame inspection", "f_globals": "frame inspection", "f_locals": "frame inspection",
+    "tb_frame": "frame inspection", "gi_frame": "frame inspection", "cr_frame": "frame inspection",
+    "f_code": "frame inspection", "tb_next": "frame inspection",
+    "__globals__": "a function's globals", "__closure__": "a function's closure", "__code__": "a function's code",
+    "__builtins__": "the builtins", "__subclasses__": "walking classes", "__self__": "a bound method's owner",
+}
+_DYNAMIC = {"exec", "eval", "compile", "__import__"}
+_KIT_PATH = re.compile(r"/proc/(self|\d+|thread-self)/(cwd|root|fd|mem|environ|maps)|(^|/)solutions(/|$)"
+                       r"|(^|/)grader/(checks|mistakes|pieces|probes|sandbox|earlier)(/|$)|answers\.bin|(^|/)\.git(/|$)")
+
+
+def _dotted(node) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+class _Scanner(ast.NodeVisitor):
+    def __init__(self, name: str):
+        self.name = name
+        self.found: list[str] = []
+        self.modules: dict[str, str] = {}  # local name -> module it is bound to (import x as y)
+
+    def flag(self, node, text: str) -> None:
+        self.found.append(f"{self.name}:{getattr(node, 'lineno', 0)}: {text}")
+
+    # imports --------------------------------------------------------------------------------
+    def _imported(self, node, module: str) -> None:
+        top = module.split(".")[0]
+        if top == "grader" and module not in ALLOWED_GRADER:
+            self.flag(node, f"imports {module} (only grader.tinygpt of the grader is for submissions)")
+        elif top in _MODULES:
+            self.flag(node, f"imports {module} ({_MODULES[top]})")
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self._imported(node, alias.name)
+            self.modules[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node):
+        module = node.module or ""
+        if node.level == 0:
+            if module == "grader":
+                for alias in node.names:
+                    self._imported(node, f"grader.{alias.name}")
+            else:
+                self._imported(node, module)
+            if module == "sys":
+                for alias in node.names:
+                    if alias.name in _SYS_ATTRS:
+                        self.flag(node, f"from sys import {alias.name} ({_SYS_ATTRS[alias.name]})")
+        for alias in node.names:
+            self.modules[alias.asname or alias.name] = f"{module}.{alias.name}"
+        self.generic_visit(node)
+
+    # attribute access --------------------------------------------------------------------------
+    def visit_Attribute(self, node):
+        if isinstance(node.value, ast.Name):
+            bound = self.modules.get(node.value.id, "")
+            top = bound.split(".")[0]
+            if bound == "sys" and node.attr in _SYS_ATTRS:
+                self.flag(node, f"sys.{node.attr} ({_SYS_ATTRS[node.attr]})")
+            elif top in _MODULES and not isinstance(node.ctx, ast.Store):
+                self.flag(node, f"{bound}.{node.attr} ({_MODULES[top]})")
+        if node.attr in _INSIDES:
+            self.flag(node, f".{node.attr} ({_INSIDES[node.attr]})")
+        self.generic_visit(node)
+
+    # assignments into other modules -------------------------------------------------------------
+    def _target(self, target) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._target(element)
+            return
+        if isinstance(target, ast.Attribute):
+            base = _dotted(target.value)
+            if base and base.split(".")[0] in self.modules:
+                self.flag(target, f"assigns {base}.{target.attr} (changes another module)")
+        if isinstance(target, ast.Subscript):
+            base = _dotted(target.value)
+            if base and (base.split(".")[0] in self.modules or base in ("__builtins__",)):
+                self.flag(target, f"assigns into {base}[…] (changes another module's contents)")
+
+    def visit_Assign(self, node):
+        for target in node.targets:
+            self._target(target)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self._target(node.target)
+        self.generic_visit(node)
+
+    def visit_Delete(self, node):
+        for target in node.targets:
+            self._target(target)
+        self.generic_visit(node)
+
+    # calls ------------------------------------------------------------------------------------
+    def visit_Call(self, node):
+        name = _dotted(node.func)
+        literal = bool(node.args) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+        if name in _DYNAMIC and not literal:
+            self.flag(node, f"{name}(…) on a computed string")
+        elif name in _DYNAMIC and name == "__import__":
+            self._imported(node, node.args[0].value)
+        elif name and name.endswith("import_module"):
+            if literal:
+                self._imported(node, node.args[0].value)
+            else:
+                self.flag(node, f"{name}(…) on a computed name")
+        elif name in ("setattr", "delattr") and node.args:
+            base = _dotted(node.args[0])
+            if base and base.split(".")[0] in self.modules:
+                self.flag(node, f"{name}({base}, …) (changes another module)")
+        elif name in ("getattr",) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                and str(node.args[1].value) in _INSIDES:
+            self.flag(node, f"getattr(…, {node.args[1].value!r}) ({_INSIDES[str(node.args[1].value)]})")
+        self.generic_visit(node)
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, ast.Constant):
+            return  # a docstring or a bare string: words, not paths
+        self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str) and len(node.value) < 400 and _KIT_PATH.search(node.value):
+            self.flag(node, f"a path into the kit: {node.value[:60]!r}")
+
+
+def scan_source(source: str | bytes, name: str) -> list[str]:
+    """Reasons to review one file (empty: nothing a tamperer needs)."""
+    try:
+        tree = ast.parse(source, filename=name)
+    except (SyntaxError, ValueError):
+        return []  # a syntax error is the checks' business (it fails the import)
+    scanner = _Scanner(name)
+    scanner.visit(tree)
+    return list(dict.fromkeys(scanner.found))[:40]
+
+
+def scan_folder(folder: str | Path, modules: dict[str, str]) -> dict[str, list[str]]:
+    """Per exercise id: the reasons to review its file. `modules` maps id -> module name.
+
+    The files are read with `grader.sandbox.intake` (no link followed); a refused folder gives
+    no reasons here (the worker reports the refusal to every check).
+    """
+    from grader.sandbox.intake import SubmissionRefused, read_submission
+
+    try:
+        files = read_submission(str(folder))
+    except SubmissionRefused:
+        return {}
+    out = {}
+    for exercise_id, module in modules.items():
+        data = files.get(f"{module}.py")
+        if data is not None:
+            reasons = scan_source(data, f"{module}.py")
+            if reasons:
+                out[exercise_id] = reasons
+    return out
+
+
+__all__ = ["scan_source", "scan_folder"]

@@ -1,0 +1,299 @@
+"""The observers' guard: sealed before a submission runs, verified after every call.
+
+A few facts can only be seen inside the student's process (grad mode during a call, which
+torch functions ran, how often a model was called). The probes that see them live in the
+worker with the submission, so `Guard.seal()` runs before the submission's first line:
+
+1. **Out of reach by name.** Every `grader.probes.*` and `grader.sandbox.*` module is taken
+   out of `sys.modules` and off its parent package; the worker keeps its own references
+   (`Guard.probe`). `import grader.probes.ex02` from a submission is refused (an audit hook
+   on the "import" event: only `grader.tinygpt` of the grader is for submissions), and
+   `sys.modules["grader.probes.ex11"]` is a KeyError.
+2. **The tools a tamperer needs fail.** Python's audit hooks (PEP 578: once added, no Python
+   code can remove one) refuse, when the submission's own code asks for them (directly or
+   through inspect, traceback, threading, ctypes): frames (`sys._getframe`,
+   `sys._current_frames`, `tb_frame`, `gi_frame`, `cr_frame`, `ag_frame`), the garbage
+   collector's object graph (`gc.get_objects`, `get_referrers`, `get_referents`),
+   `sys.settrace` / `setprofile`, a second audit hook, ctypes, assigning a function's
+   `__code__`, opening `/proc/*/mem`.
+3. **Verified after.** `Guard.check()` compares, after the import and after every call,
+   the identity of everything the observers rely on with a snapshot taken at `seal()`:
+   the grader's modules (every global, every function's code object and defaults, every
+   class's attributes), the torch functions the ex02 net wraps and everything else in
+   `torch`, `torch.nn.functional`, `torch.Tensor`, `torch.nn.Module`, `builtins`, the
+   entries of `sys.modules` and `sys.meta_path` / `sys.path_hooks`.
+
+What was refused or changed is reported with the answer (`"tampered"`), and the judge scores
+that exercise 0 naming it. What this does not stop: a submission that reads a grader object
+it was handed through `__globals__` / `__closure__` and mutates data in place (the judge's
+syntax scan, `grader.judge.scan`, flags those attributes for review).
+"""
+
+from __future__ import annotations
+
+import sys
+
+# Grader modules a submission may import (the documented TinyGPT of ex05).
+ALLOWED_GRADER_MODULES = ("grader.tinygpt",)
+# Grader modules the worker hides (its own code and the observers).
+HIDDEN_PREFIXES = ("grader.probes", "grader.sandbox")
+# ...but not these: the probes' package (its observers are taken off it) and the exception
+# classes the grader raises and recognises by class (a fresh copy would be another class).
+KEPT = ("grader.probes", "grader.probes.errors")
+
+_REFUSED_EVENTS = {
+    "sys._getframe": "sys._getframe (frame inspection)",
+    "sys._current_frames": "sys._current_frames (frame inspection)",
+    "gc.get_objects": "gc.get_objects (walking the object graph)",
+    "gc.get_referrers": "gc.get_referrers (walking the object graph)",
+    "gc.get_referents": "gc.get_referents (walking the object graph)",
+    "sys.settrace": "sys.settrace",
+    "sys.setprofile": "sys.setprofile",
+    "sys.addaudithook": "sys.addaudithook",
+    "ctypes.dlopen": "ctypes (raw memory access)",
+    "ctypes.dlsym": "ctypes (raw memory access)",
+    "ctypes.cdata": "ctypes (raw memory access)",
+    "ctypes.addressof": "ctypes (raw memory access)",
+    "ctypes.string_at": "ctypes (raw memory access)",
+    "ctypes.wstring_at": "ctypes (raw memory access)",
+    "ctypes.PyObj_FromPtr": "ctypes (raw memory access)",
+    "ctypes.call_function": "ctypes (raw memory access)",
+}
+_FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back"}
+# Library frames between the submission and an audited call that count as the submission's
+# own doing (it asked inspect for a frame); torch's and logging's own uses are theirs.
+_AGENTS = ("/inspect.py", "/traceback.py", "/threading.py", "/bdb.py", "/pdb.py", "/ctypes/", "/asyncio/",
+           "<frozen importlib", "/importlib/")
+
+
+def _torch_namespaces():
+    import torch
+    import torch.nn.functional as F
+
+    spaces = {"torch": torch, "torch.nn.functional": F, "torch.Tensor": torch.Tensor,
+              "torch.nn.Module": torch.nn.Module, "torch.special": torch.special, "torch._C._nn": torch._C._nn,
+              "torch.nn.CrossEntropyLoss": torch.nn.CrossEntropyLoss, "torch.nn.NLLLoss": torch.nn.NLLLoss,
+              "torch.random": torch.random, "torch.autograd.grad_mode": torch.autograd.grad_mode}
+    base = getattr(torch._C, "TensorBase", None) or getattr(torch._C, "_TensorBase", None)
+    if base is not None:
+        spaces["torch._C.TensorBase"] = base
+    import torch.utils._python_dispatch as dispatch
+
+    spaces["torch.utils._python_dispatch"] = dispatch
+    return spaces
+
+
+def _torch_dir() -> str | None:
+    torch = sys.modules.get("torch")
+    path = getattr(torch, "__file__", None)
+    return path.rsplit("/", 1)[0] + "/" if path else None
+
+
+
+def _warm() -> None:
+    """Bind what the grader binds lazily (so that a later first use is not a change)."""
+    plaincodec = sys.modules.get("grader.sandbox.plaincodec")
+    if plaincodec is not None:
+        plaincodec._tables()
+
+
+def _attrs(space) -> dict:
+    try:
+        return dict(vars(space))
+    except TypeError:
+        return {}
+
+
+def _fingerprint(value):
+    """The identities that make a function or class what it is."""
+    code = getattr(value, "__code__", None)
+    if code is not None:
+        return (id(value), id(code), id(getattr(value, "__defaults__", None)),
+                id(getattr(value, "__kwdefaults__", None)))
+    return id(value)
+
+
+class Guard:
+    """Seals the worker's observers before the submission runs; reports any change after."""
+
+    def __init__(self, submission_dir: str | None):
+        self.root = (submission_dir.rstrip("/") + "/") if submission_dir else None
+        self.modules: dict[str, object] = {}  # the hidden grader modules, by name (the worker's own refs)
+        self._snapshot: dict[str, dict] = {}
+        self._refused: list[str] = []
+        self._reported: list[str] = []
+        self.sealed = False
+
+    # -- before the submission -----------------------------------------------------------------
+    def seal(self) -> None:
+        """Take the snapshot, hide the grader's modules, install the audit hook."""
+        self.modules = {name: mod for name, mod in list(sys.modules.items())
+                        if name.startswith(HIDDEN_PREFIXES) and name not in KEPT and mod is not None}
+        _warm()
+        self._snapshot = self._take()
+        self._hide()
+        sys.addaudithook(self._make_hook())
+        self.sealed = True
+
+    def probe(self, spec: str):
+        """`"ex03.count_params_of"` -> the function, from the worker's own references."""
+        module_name, _, func_name = spec.rpartition(".")
+        module = self.modules.get(f"grader.probes.{module_name}")
+        if module is None:
+            raise LookupError(f"no probe module grader.probes.{module_name}")
+        return getattr(module, func_name)
+
+    def _spaces(self) -> dict:
+        """Every namespace whose bindings the observers rely on, by a name for the report."""
+        import builtins
+
+        spaces = dict(self.modules)
+        for name, mod in list(sys.modules.items()):
+            if (name == "grader" or name.startswith("grader.")) and mod is not None:
+                spaces.setdefault(name, mod)
+        spaces.update(_torch_namespaces())
+        spaces["builtins"] = builtins
+        for name, mod in list(spaces.items()):
+            if not name.startswith("grader"):
+                continue
+            for attr, value in _attrs(mod).items():  # classes the grader defined: their methods too
+                if isinstance(value, type) and str(getattr(value, "__module__", "")).startswith("grader"):
+                    spaces.setdefault(f"{name}.{attr}", value)
+        return spaces
+
+    def _state(self) -> dict:
+        state = {name: {k: _fingerprint(v) for k, v in _attrs(space).items()} for name, space in self._watched.items()}
+        state["sys.modules"] = {k: id(v) for k, v in list(sys.modules.items())}
+        state["sys.meta_path"] = {str(i): id(v) for i, v in enumerate(sys.meta_path)}
+        state["sys.path_hooks"] = {str(i): id(v) for i, v in enumerate(sys.path_hooks)}
+        return state
+
+    def _take(self) -> dict:
+        self._watched = self._spaces()
+        # torch's own objects, kept: torch rebinds a few itself on a lazy import (torch._dynamo
+        # wraps torch.manual_seed), which is not a change of what the observers rely on.
+        self._originals = {name: _attrs(space) for name, space in self._watched.items() if not name.startswith("grader")}
+        return self._state()
+
+    def _hide(self) -> None:
+        for name in self.modules:
+            sys.modules.pop(name, None)
+        for name in self.modules:
+            parent_name, _, child = name.rpartition(".")
+            parent = sys.modules.get(parent_name)
+            if parent is not None and getattr(parent, child, None) is self.modules[name]:
+                try:
+                    delattr(parent, child)
+                except AttributeError:
+                    pass
+        hidden = {id(m) for m in self.modules.values()}
+        for mod in list(sys.modules.values()):  # `import grader.sandbox.wire as wire` elsewhere
+            for attr, value in list(_attrs(mod).items()):
+                if id(value) in hidden:
+                    try:
+                        delattr(mod, attr)
+                    except (AttributeError, TypeError):
+                        pass
+        # What was hidden is no longer expected where it was.
+        for name in self.modules:
+            self._snapshot["sys.modules"].pop(name, None)
+        for name, space in self._watched.items():
+            if name in self.modules:
+                continue
+            present = _attrs(space)
+            for attr in [a for a in self._snapshot.get(name, {}) if a not in present]:
+                self._snapshot[name].pop(attr)
+
+    def _make_hook(self):
+        root = self.root
+        refused = self._refused
+        busy = [False]
+        get_frame = sys._getframe
+
+        def by_submission() -> bool:
+            """Did the submission's own code ask (directly, or through inspect, ctypes, …)?"""
+            frame = get_frame(2)  # 0: here, 1: the hook, 2: whoever raised the event
+            for _ in range(16):
+                if frame is None:
+                    return False
+                name = frame.f_code.co_filename
+                if root is not None and name.startswith(root):
+                    return True
+                if not any(agent in name for agent in _AGENTS):
+                    return False  # a library's own use (torch, typing, collections, the grader)
+                frame = frame.f_back
+            return False
+
+        def refuse(what: str):
+            refused.append(what)
+            raise PermissionError(f"评分进程不允许：{what} / not allowed while grading: {what}")
+
+        def hook(event, args):
+            if busy[0]:
+                return
+            busy[0] = True
+            try:
+                if event in _REFUSED_EVENTS:
+                    if by_submission():
+                        refuse(_REFUSED_EVENTS[event])
+                elif event == "object.__getattr__":
+                    if len(args) > 1 and args[1] in _FRAME_ATTRIBUTES and by_submission():
+                        refuse(f".{args[1]} (frame inspection)")
+                elif event == "object.__setattr__":
+                    if len(args) > 1 and args[1] in ("__code__", "__globals__", "__closure__") and by_submission():
+                        refuse(f"assigning {args[1]}")
+                elif event == "import":
+                    name = str(args[0]) if args else ""
+                    if (name == "grader" or name.startswith("grader.")) and name not in ALLOWED_GRADER_MODULES \
+                            and by_submission():
+                        refuse(f"import {name} (the grader's modules are not for submissions)")
+                elif event == "open":
+                    path = str(args[0]) if args else ""
+                    if path.startswith("/proc/") and path.endswith("/mem") and by_submission():
+                        refuse(f"open {path}")
+            finally:
+                busy[0] = False
+
+        return hook
+
+    def _torch_rewrap(self, space: str, key: str) -> bool:
+        """Is the new binding torch's own wrapper around the original (every layer torch's code)?"""
+        original = self._originals.get(space, {}).get(key)
+        value = _attrs(self._watched[space]).get(key)
+        torch_dir = _torch_dir()
+        for _ in range(8):
+            if value is original:
+                return True
+            code = getattr(value, "__code__", None)
+            if code is None or torch_dir is None or not code.co_filename.startswith(torch_dir):
+                return False
+            value = getattr(value, "__wrapped__", None)
+        return False
+
+    # -- after every call ----------------------------------------------------------------------
+    def check(self) -> list[str]:
+        """What was refused or changed since `seal()` (sticky: a tampered worker stays tampered)."""
+        if not self.sealed:
+            return []
+        found = [f"refused: {what}" for what in self._refused]
+        now = self._state()
+        for space, before in self._snapshot.items():
+            after = now.get(space, {})
+            if space.startswith("sys."):
+                if space == "sys.modules":
+                    found += [f"changed: sys.modules[{k!r}]" for k, ident in before.items() if after.get(k) != ident]
+                elif after != before:
+                    found.append(f"changed: {space}")
+                continue
+            for key, ident in before.items():
+                if key not in after:
+                    found.append(f"removed: {space}.{key}")
+                elif after[key] != ident and not self._torch_rewrap(space, key):
+                    found.append(f"changed: {space}.{key}")
+        for item in found:
+            if item not in self._reported:
+                self._reported.append(item)
+        return list(self._reported[:20])
+
+
+__all__ = ["Guard", "ALLOWED_GRADER_MODULES"]
