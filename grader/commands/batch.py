@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from grader.cohort.batch import FORMAT_EXT, run_batch
+from grader.cohort.batch import FORMAT_EXT, OutError, check_out, run_batch
 from grader.model.course import Course
 
 
@@ -23,7 +23,7 @@ def _parse_shard(text: str | None) -> tuple[int, int]:
 
 @click.command("batch")
 @click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False), required=True,
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True,
               help="输出目录 / output folder (grades.csv, results.json)")
 @click.option("-j", "--jobs", type=int, default=None, help="并行评分进程数 / parallel judges (default: CPUs)")
 @click.option("--shard", default=None, help="只评第 i 份（共 n 份）/ grade shard i of n, e.g. 2/4")
@@ -31,8 +31,11 @@ def _parse_shard(text: str | None) -> tuple[int, int]:
 @click.option("--format", "formats", multiple=True, type=click.Choice(sorted(FORMAT_EXT)),
               help="每个学生另写一份报告 / also write a report per student (OUTDIR/reports/)")
 @click.option("--progress/--no-progress", default=None, help="进度条 / progress bar (default: on a terminal)")
+@click.option("--nbgrader-db", "nbgrader_db", default=None, metavar="PATH",
+              help="把分数写进 nbgrader 的 gradebook（gradebook.db、课程目录或 URL）/ write the scores into "
+                   "nbgrader's gradebook (gradebook.db, the course folder, or a database URL)")
 @click.pass_obj
-def batch(obj, folder, out, jobs, shard, only, formats, progress):
+def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=None):
     """批量评分：DIR/<学生>/exNN_*.py 或 nbgrader 的 submitted/ / grade a cohort.
 
     \b
@@ -47,12 +50,46 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress):
 
         raise click.UsageError(say("missing_folder", lang, path=folder))
     ids = _select(course, only)
-    book = run_batch(course, folder, out, jobs=jobs or os.cpu_count() or 1, shard=_parse_shard(shard), ids=ids,
-                     lang=lang, formats=list(formats), progress=progress)
+    if nbgrader_db:
+        _nbgrader_target(folder, nbgrader_db)  # said before anything is graded
+    shard_of = _parse_shard(shard)
+    if jobs is not None and jobs < 1:
+        raise click.UsageError(f"-j 至少为 1 / must be at least 1: {jobs}")
+    try:
+        check_out(folder, out)  # before anything is graded
+        book = run_batch(course, folder, out, jobs=jobs or os.cpu_count() or 1, shard=shard_of, ids=ids,
+                         lang=lang, formats=list(formats), progress=progress)
+    except OutError as err:
+        raise click.UsageError(str(err)) from None
+    except OSError as err:  # a disk that fills, a folder removed under us: said, never a traceback
+        raise click.ClickException(f"无法写入成绩 / cannot write the gradebook: {err}") from None
     n = len(book["students"])
     total = sum(e["max_score"] for e in book["exercises"])
     mean = sum(s["score"] for s in book["students"].values()) / n if n else 0
-    click.echo(f"{n} 名学生 / students, 平均 / mean {mean:.1f}/{total} -> {out / 'grades.csv'}, {out / 'results.json'}")
+    noted = sum(1 for s in book["students"].values() if s.get("note"))
+    click.echo(f"{n} 名学生 / students ({noted} 有备注 / with a note), 平均 / mean {mean:.1f}/{total} -> "
+               f"{out / 'grades.csv'}, {out / 'results.json'}")
+    if nbgrader_db:
+        _write_nbgrader(book, folder, nbgrader_db)
+
+
+def _nbgrader_target(folder: Path, db: str) -> str:
+    """`--nbgrader-db`: the gradebook's URL, when FOLDER is nbgrader's submitted/ (else a usage error)."""
+    from grader.build.nbgrader_gradebook import gradebook_url
+    from grader.cohort.batch import is_nbgrader_dir
+
+    if not is_nbgrader_dir(folder):
+        raise click.UsageError(f"--nbgrader-db：{folder} 不是 nbgrader 的 submitted/ / is not nbgrader's submitted/ folder")
+    return gradebook_url(db)
+
+
+def _write_nbgrader(book: dict, folder: Path, db: str) -> None:
+    """`--nbgrader-db`: the scores into nbgrader's gradebook (grader.build.nbgrader_gradebook)."""
+    from grader.build.nbgrader_gradebook import write_scores
+
+    done = write_scores(book, folder, _nbgrader_target(folder, db))
+    click.echo(f"nbgrader gradebook: {done['students']} 名学生 / students, {done['submissions']} 份提交 / submissions, "
+               f"{done['cells']} 个评分单元格 / grade cells ({done['kept_manual']} 保留人工分 / manual grades kept)")
 
 
 def _select(course: Course, only) -> list[str]:

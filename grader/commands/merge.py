@@ -6,17 +6,24 @@ from pathlib import Path
 
 import click
 
-from grader.cohort.batch import merge_gradebooks
+from grader.cohort.batch import OutError, check_out, merge_gradebooks
 
 
 @click.command("merge")
 @click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option("--out", "out", type=click.Path(path_type=Path, file_okay=False), required=True)
+@click.option("--out", "out", type=click.Path(path_type=Path), required=True)
 @click.pass_obj
 def merge(obj, folders, out):
     """合并分片的成绩 / merge the gradebooks of `grade batch --shard` runs."""
     for folder in folders:
         if not (folder / "results.json").is_file():
             raise click.UsageError(f"{folder}: 没有 results.json / has no results.json")
-    book = merge_gradebooks(list(folders), out)
+    try:
+        for folder in folders:
+            check_out(folder, out)  # not a shard's own folder, a folder we can write
+        book = merge_gradebooks(list(folders), out)
+    except OutError as err:
+        raise click.UsageError(str(err)) from None
+    except OSError as err:
+        raise click.ClickException(f"无法写入成绩 / cannot write the gradebook: {err}") from None
     click.echo(f"{len(book['students'])} 名学生 / students -> {out / 'grades.csv'}")

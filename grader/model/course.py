@@ -7,6 +7,7 @@ keys, missing keys and files that do not exist are errors with a clear message, 
 
 from __future__ import annotations
 
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ class Exercise:
     points: int
     timeout: float
     hints: tuple[Text, ...]
+    budget: float = 60.0  # seconds for all of the exercise's checks together (see grader.run.budgets)
 
     @property
     def module(self) -> str:
@@ -62,6 +64,7 @@ class Course:
     data_dir: str | None
     assignments: tuple[Assignment, ...]
     exercises: tuple[Exercise, ...]
+    submission_budget: float = 600.0  # seconds for every exercise of one submission together
 
     def exercise(self, exercise_id: str) -> Exercise:
         for ex in self.exercises:
@@ -93,11 +96,15 @@ class Course:
         return beside if (beside / "checks").is_dir() else PACKAGE_DIR
 
 
-_TOP_KEYS = {"format_version", "course", "data", "assignments", "exercises"}
+_TOP_KEYS = {"format_version", "course", "data", "limits", "assignments", "exercises"}
+_LIMIT_KEYS = {"exercise_budget", "submission_budget"}
+DEFAULT_EXERCISE_BUDGET = 60.0
+DEFAULT_SUBMISSION_BUDGET = 600.0
 _COURSE_KEYS = {"title"}
 _DATA_KEYS = {"dir"}
 _ASSIGNMENT_KEYS = {"id", "title"}
-_EXERCISE_KEYS = {"id", "assignment", "file", "title", "section", "points", "timeout", "hints"}
+_EXERCISE_KEYS = {"id", "assignment", "file", "title", "section", "points", "timeout", "budget", "hints"}
+_EXERCISE_REQUIRED = _EXERCISE_KEYS - {"budget"}
 SUPPORTED_FORMAT = 1
 
 
@@ -119,14 +126,38 @@ def _text(value, where: str) -> Text:
     return Text(zh=value["zh"], en=value["en"])
 
 
+def _points(value, where: str) -> int:
+    """A positive integer; `true` is not 1 (TOML booleans are Python ints)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise CourseError(f"course.toml: {where}: points 必须是正整数 / must be a positive integer, not {value!r}")
+    return value
+
+
+def _seconds(value, where: str, name: str) -> float:
+    """A positive, finite number of seconds: not a boolean, not nan, not inf."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise CourseError(f"course.toml: {where}: {name} 必须是有限的正数（秒）/ must be a positive, finite number "
+                          f"of seconds, not {value!r}")
+    return float(value)
+
+
 def parse_course(data: dict, root: Path, *, check_files: bool = True) -> Course:
     """Validate the parsed TOML and build a Course. `root` holds exercises/ and solutions/."""
     _check_keys(data, _TOP_KEYS, "top level", required={"format_version", "course", "assignments", "exercises"})
-    if data["format_version"] != SUPPORTED_FORMAT:
+    if isinstance(data["format_version"], bool) or data["format_version"] != SUPPORTED_FORMAT:
         raise CourseError(f"course.toml: format_version {data['format_version']!r} 不受支持 / is not supported (expected {SUPPORTED_FORMAT})")
     _check_keys(data["course"], _COURSE_KEYS, "[course]")
     data_table = data.get("data", {})
     _check_keys(data_table, _DATA_KEYS, "[data]", required=set())
+    if not isinstance(data_table.get("dir", ""), str):
+        raise CourseError("course.toml: [data] dir 必须是字符串 / must be a string")
+    limits = data.get("limits", {})
+    if not isinstance(limits, dict):
+        raise CourseError("course.toml: [limits] 应为表 / must be a table")
+    _check_keys(limits, _LIMIT_KEYS, "[limits]", required=set())
+    exercise_budget = _seconds(limits.get("exercise_budget", DEFAULT_EXERCISE_BUDGET), "[limits]", "exercise_budget")
+    submission_budget = _seconds(limits.get("submission_budget", DEFAULT_SUBMISSION_BUDGET), "[limits]",
+                                 "submission_budget")
     assignments = []
     for i, table in enumerate(data["assignments"]):
         _check_keys(table, _ASSIGNMENT_KEYS, f"[[assignments]] #{i + 1}")
@@ -135,28 +166,28 @@ def parse_course(data: dict, root: Path, *, check_files: bool = True) -> Course:
     exercises, seen = [], set()
     for i, table in enumerate(data["exercises"]):
         where = f"[[exercises]] #{i + 1} ({table.get('id', '?')})"
-        _check_keys(table, _EXERCISE_KEYS, where)
+        _check_keys(table, _EXERCISE_KEYS, where, required=_EXERCISE_REQUIRED)
         ex_id = table["id"]
         if ex_id in seen:
             raise CourseError(f"course.toml: {where}: 重复的 id / duplicate id")
         seen.add(ex_id)
         if table["assignment"] not in assignment_ids:
             raise CourseError(f"course.toml: {where}: 未知作业 / unknown assignment {table['assignment']!r}")
-        if not isinstance(table["points"], int) or table["points"] <= 0:
-            raise CourseError(f"course.toml: {where}: points 必须是正整数 / must be a positive integer")
-        if not isinstance(table["timeout"], (int, float)) or table["timeout"] <= 0:
-            raise CourseError(f"course.toml: {where}: timeout 必须是正数 / must be a positive number of seconds")
+        points = _points(table["points"], where)
+        timeout = _seconds(table["timeout"], where, "timeout")
+        budget = _seconds(table.get("budget", exercise_budget), where, "budget")
         hints = tuple(_text(h, f"{where}: hint {j + 1}") for j, h in enumerate(table["hints"]))
         if not hints:
             raise CourseError(f"course.toml: {where}: 至少要有一条提示 / at least one hint is required")
         exercises.append(Exercise(
             id=ex_id, assignment=table["assignment"], file=table["file"],
             title=_text(table["title"], f"{where}: title"), section=str(table["section"]),
-            points=table["points"], timeout=float(table["timeout"]), hints=hints,
+            points=points, timeout=timeout, hints=hints, budget=budget,
         ))
     course = Course(
         root=root, format_version=data["format_version"], title=_text(data["course"]["title"], "[course] title"),
         data_dir=data_table.get("dir") or None, assignments=tuple(assignments), exercises=tuple(exercises),
+        submission_budget=submission_budget,
     )
     if check_files:
         _check_files(course)

@@ -15,6 +15,7 @@ import pytest
 from grader.model.course import Course
 from grader.judge.references import LiveReferences, Reference
 from grader.judge.subjects import InProcessSubject, WorkerSubject
+from grader.run.budgets import SubmissionClock
 from grader.model.results import CheckFailed, ExerciseResult, Finding
 from grader.run.plugin import GradingPlugin
 from grader.sandbox import Zygote
@@ -40,6 +41,7 @@ class GradingSession:
         self.in_process = in_process or {}  # exercise id -> module, for trusted variants
         self.only_checks = only_checks
         self._subjects: dict[str, object] = {}
+        self.clocks = SubmissionClock(course)  # per check, per exercise, per submission (run/budgets)
 
     def wants(self, exercise_id: str, check_name: str, public: bool) -> bool:
         if exercise_id not in self.exercise_ids:
@@ -60,7 +62,7 @@ class GradingSession:
                 self.zygote, self.submission, ex.module,
                 on_progress=(lambda label, done, total: self.progress("call", label, (done, total)))
                 if self._on_progress else None)
-        return self._subjects[exercise_id]
+        return self.clocks.check(exercise_id, self._subjects[exercise_id])
 
     def reference(self, exercise_id: str) -> Reference:
         return self.references(exercise_id)

@@ -106,9 +106,10 @@ class Zygote:
         self.pid = None
         self.fence = dict(fence or {})  # options for grader.sandbox.fence (uid, hide, grants, enabled)
         if "uid" not in self.fence:  # a uid of our own, so that close() can sweep it
-            from grader.sandbox.uids import slot_uid
+            from grader.sandbox.uids import allocate
 
-            self.fence["uid"] = self.fence["gid"] = slot_uid(63)
+            # leased under a lock: no other run on the machine holds it (see grader.sandbox.uids)
+            self.fence["uid"] = self.fence["gid"] = self._leased_uid = allocate()
 
     def start(self) -> "Zygote":
         if self._sock is not None:
@@ -118,6 +119,9 @@ class Zygote:
         if pid == 0:
             ours.close()
             try:
+                from grader.sandbox.fence import _pdeathsig
+
+                _pdeathsig()  # the grade process killed (kill -9 included): the zygote goes too
                 _zygote_main(theirs)
             finally:
                 os._exit(0)
@@ -153,9 +157,11 @@ class Zygote:
                 proc.kill()
             self._sock.close()
             self._sock = None
-            from grader.sandbox.uids import sweep_uid
+            from grader.sandbox.uids import release, sweep_uid
 
             sweep_uid(self.fence.get("uid"))  # what escaped its process group (setsid) dies too
+            if getattr(self, "_leased_uid", None) is not None:
+                release(self._leased_uid)
             try:
                 os.waitpid(self.pid, 0)
             except ChildProcessError:
@@ -199,7 +205,7 @@ class Worker:
                       "pieces": list(pieces)}
         # Exercises share a worker only when they hold the same pieces of earlier exercises
         # (none for most): a worker grading ex08 never holds the correct get_batch.
-        self._key = (submission, json.dumps(self.setup["limits"], sort_keys=True), pieces)
+        self._key = (submission, module, json.dumps(self.setup["limits"], sort_keys=True), pieces)
         self._proc: _Process | None = None
         self._import_timed_out = False
 

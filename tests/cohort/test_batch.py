@@ -53,11 +53,13 @@ def test_gradebook(course, tmp_path):
     run = batch(course, folder, tmp_path / "out", "-j", "2")
     assert run.returncode == 0, run.stderr
     rows = list(csv.reader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
-    assert rows[0] == ["student", "ex01", "ex02", "total", "max"]
+    assert rows[0] == ["student", "ex01", "ex02", "total", "max", "note", "review"]
     assert rows[1][0] == "(max)"
-    scores = {r[0]: r[1:] for r in rows[2:]}
-    assert scores["s00"][-2] == scores["s00"][-1] == rows[1][3]  # honest: full marks
-    assert scores["s01"][-2] == "0" and scores["s02"][-2] == "0"
+    col = {name: i for i, name in enumerate(rows[0])}
+    scores = {r[0]: r for r in rows[2:]}
+    assert scores["s00"][col["total"]] == scores["s00"][col["max"]] == rows[1][col["total"]]  # honest: full marks
+    assert scores["s00"][col["note"]] == ""
+    assert scores["s01"][col["total"]] == "0" and scores["s02"][col["total"]] == "0"
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     entry = book["students"]["s00"]
     assert set(entry) >= {"score", "max_score", "exercises"}
@@ -144,7 +146,9 @@ def test_nbgrader_submissions(course, tmp_path):
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert book["students"]["ann"]["score"] == book["students"]["ann"]["max_score"] > 0
     assert book["students"]["ben"]["score"] == 0
-    extracted = (tmp_path / "out" / "extracted" / "ann" / EX01).read_text(encoding="utf-8")
+    from grader.cohort.students import student_key
+
+    extracted = (tmp_path / "out" / "staged" / student_key("ann") / EX01).read_text(encoding="utf-8")
     assert "# %matplotlib inline" in extracted and "assert shift_pairs" not in extracted
 
 
@@ -152,8 +156,10 @@ def test_per_student_reports(course, tmp_path):
     folder = cohort(tmp_path / "cohort", 1)
     run = batch(course, folder, tmp_path / "out", "--format", "junit", "--format", "gradescope")
     assert run.returncode == 0, run.stderr
-    assert (tmp_path / "out" / "reports" / "s00.xml").is_file()
-    data = json.loads((tmp_path / "out" / "reports" / "s00.gradescope.json").read_text(encoding="utf-8"))
+    from grader.cohort.students import student_key
+
+    assert (tmp_path / "out" / "reports" / f"{student_key('s00')}.xml").is_file()
+    data = json.loads((tmp_path / "out" / "reports" / f"{student_key('s00')}.gradescope.json").read_text(encoding="utf-8"))
     assert data["score"] == data["max_score"] > 0
 
 

@@ -1,0 +1,234 @@
+"""The gradebook: per-student state files, grades.csv, results.json, merging shards, OUT's lock.
+
+- A student's state is OUT/students/<key>.json (`students.student_key`: injective), written
+  atomically. On resume it is trusted only for what it says was checked: every score is
+  recomputed from its checks (`passed`, `max_score`), so a state file edited to claim a
+  higher total cannot reach the gradebook; a state that does not describe the graded
+  exercises is graded again.
+- grades.csv has a row per folder, a column per exercise, total, max and `note` (why a
+  folder, or some of its files, could not be graded). A name is neutralised the way the
+  OWASP guidance on CSV injection says (a leading `=`, `+`, `-`, `@`, tab or CR gets a `'`),
+  and so is one starting with `'` or `(` or equal to `student`: no name becomes a formula,
+  the header, or the `(max)` row, and two names never become the same cell.
+- OUT is locked (`flock`) while a batch runs in it, and remembers which cohort it holds:
+  a second batch on the same OUT, or another cohort, is refused with a clear message.
+
+    >>> with hold_out(Path("out"), cohort=Path("cohort")):
+    ...     assemble(out, course, ids, students, course_fp, "zh")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import fcntl
+import io
+import json
+import os
+from pathlib import Path
+
+from grader.cohort.students import Student, reason_text
+from grader.model.course import Course
+from grader.model.files import atomic_write
+
+STATE_VERSION = 2
+LOCK_NAME = ".grade-batch.lock"
+COHORT_FILE = "cohort.json"
+
+
+class OutError(Exception):
+    """OUT cannot be used: not a folder, not writable, in use, or holding another cohort."""
+
+
+# --------------------------------------------------------------------------- OUT
+
+
+@contextlib.contextmanager
+def hold_out(out: Path, cohort: Path | None = None):
+    """Lock OUT for this batch (exclusive `flock`, dropped by the kernel when we die)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise OutError(f"--out {out}: 已存在且不是文件夹 / exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        raise OutError(f"--out {out}: 无法写入 / cannot be written ({err.strerror or err})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            raise OutError(f"--out {out}: 另一个 grade batch 正在使用（pid {holder}）/ is in use by another "
+                           f"grade batch (pid {holder}); wait for it or choose another --out") from None
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            if cohort is not None:
+                _claim(out, Path(cohort))
+        except OSError as err:
+            raise OutError(f"--out {out}: 无法写入 / cannot be written ({err.strerror or err})") from None
+        yield out
+    finally:
+        os.close(fd)
+
+
+def _claim(out: Path, cohort: Path) -> None:
+    """OUT holds one cohort: the first batch writes which, a batch of another is refused."""
+    path = out / COHORT_FILE
+    mine = os.fsencode(str(cohort.resolve())).decode("utf-8", "backslashreplace")
+    try:
+        held = json.loads(path.read_text(encoding="utf-8")).get("cohort")
+    except (OSError, ValueError, AttributeError):
+        held = None
+    if held is not None and held != mine:
+        raise OutError(f"--out {out}: 已保存另一批提交的成绩（{held}）/ holds the grades of another cohort "
+                       f"({held}); choose another --out or remove it")
+    if held is None:
+        atomic_write(path, json.dumps({"cohort": mine}, ensure_ascii=False) + "\n")
+
+
+# --------------------------------------------------------------------------- state
+
+
+def state_path(out: Path, student: Student) -> Path:
+    return Path(out) / "students" / f"{student.key}.json"
+
+
+def write_state(out: Path, student: Student, course_fp: str, result: dict) -> None:
+    state = {"version": STATE_VERSION, "student": student.name, "key": student.key, "course": course_fp,
+             "files": student.fingerprint, "problems": list(student.problems), "result": result}
+    atomic_write(state_path(out, student), json.dumps(state, ensure_ascii=False, indent=1))
+
+
+def load_done(out: Path, student: Student, course_fp: str, ids: list[str]) -> dict | None:
+    """The student's saved result, when complete and current, its scores recomputed; else None."""
+    try:
+        state = json.loads(state_path(out, student).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(state, dict) or state.get("version") != STATE_VERSION or state.get("course") != course_fp:
+        return None
+    if state.get("files") != student.fingerprint or state.get("student") != student.name:
+        return None
+    result = recompute(state.get("result"), ids)
+    if result is None:
+        return None
+    return {**state, "result": result}
+
+
+def _points(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def recompute(result, ids: list[str]) -> dict | None:
+    """`result` with every score derived from its checks; None when it is not a result of `ids`.
+
+    A check scores its `max_score` when `passed` (and not manual), else 0; an exercise the
+    sum of its checks; the total the sum of the exercises.
+    """
+    if not isinstance(result, dict) or not isinstance(result.get("exercises"), list):
+        return None
+    exercises = result["exercises"]
+    if [e.get("id") if isinstance(e, dict) else None for e in exercises] != list(ids):
+        return None
+    fixed = []
+    for exercise in exercises:
+        checks = exercise.get("checks")
+        if not isinstance(checks, list) or not all(isinstance(c, dict) and _points(c.get("max_score"))
+                                                   and isinstance(c.get("passed"), bool) for c in checks):
+            return None
+        checks = [{**c, "score": c["max_score"] if c["passed"] and not c.get("manual") else 0} for c in checks]
+        fixed.append({**exercise, "checks": checks, "score": sum(c["score"] for c in checks),
+                      "max_score": sum(c["max_score"] for c in checks if not c.get("manual"))})
+    return {**result, "exercises": fixed, "score": sum(e["score"] for e in fixed),
+            "max_score": sum(e["max_score"] for e in fixed)}
+
+
+# --------------------------------------------------------------------------- the gradebook
+
+
+def assemble(out: Path, course: Course, ids: list[str], students: list[Student], course_fp: str,
+             lang: str) -> dict:
+    """grades.csv and results.json from the per-student files (atomically): every student, once."""
+    entries = {}
+    for s in students:
+        state = load_done(out, s, course_fp, ids)
+        if state is None:
+            raise OutError(f"{s.name}: 评分结果缺失 / no result was written (is the disk full?)")
+        name = s.name if s.name not in entries else f"{s.name} [{s.key}]"  # names alike only as text
+        problems = [p for p in state.get("problems") or [] if isinstance(p, dict) and isinstance(p.get("file"), str)]
+        entries[name] = {**state["result"], "note": "; ".join(reason_text(p, lang) for p in problems)}
+    book = {"version": STATE_VERSION, "exercises": [_exercise_header(course, e, lang) for e in ids],
+            "students": {name: entries[name] for name in sorted(entries)}}
+    write_gradebook(out, book)
+    return book
+
+
+def _exercise_header(course: Course, ex_id: str, lang: str) -> dict:
+    ex = course.exercise(ex_id)
+    return {"id": ex.id, "title": ex.title(lang), "max_score": ex.points}
+
+
+def write_gradebook(out: Path, book: dict) -> None:
+    atomic_write(Path(out) / "results.json", json.dumps(book, ensure_ascii=False, indent=1) + "\n")
+    atomic_write(Path(out) / "grades.csv", grades_csv(book))
+
+
+HEADER_NAME = "student"
+MAX_ROW = "(max)"
+_RISKY_START = ("=", "+", "-", "@", "\t", "\r", "'", "(")
+
+
+def safe_cell(name: str) -> str:
+    """A name as a spreadsheet shows it, never a formula, the header or the max row (injective).
+
+    >>> safe_cell('=HYPERLINK("http:evil","10")'), safe_cell("(max)"), safe_cell("alice")
+    ('\\'=HYPERLINK("http:evil","10")', "'(max)", 'alice')
+    """
+    if name.startswith(_RISKY_START) or name == HEADER_NAME:
+        return "'" + name
+    return name
+
+
+def grades_csv(book: dict) -> str:
+    ids = [e["id"] for e in book["exercises"]]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([HEADER_NAME, *ids, "total", "max", "note", "review"])
+    writer.writerow([MAX_ROW, *[e["max_score"] for e in book["exercises"]],
+                     sum(e["max_score"] for e in book["exercises"]), "", "", ""])
+    for name, result in book["students"].items():
+        scores = {e["id"]: e["score"] for e in result["exercises"]}
+        review = result.get("review") if isinstance(result.get("review"), dict) else {}
+        reasons = [r for r in review.get("reasons") or [] if isinstance(r, str)]
+        writer.writerow([safe_cell(name), *[scores.get(i, 0) for i in ids], result["score"], result["max_score"],
+                         safe_cell(result.get("note") or ""), safe_cell("; ".join(reasons))])
+    return buffer.getvalue()
+
+
+def merge_gradebooks(folders: list[Path], out: Path) -> dict:
+    """Join the results.json of several shards (a student in two shards: the later folder wins)."""
+    merged, headers = {}, None
+    for folder in folders:
+        try:
+            book = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
+            exercises, students = book["exercises"], book["students"]
+            listed = [e["id"] for e in exercises]
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise OutError(f"{folder}: results.json 无法读取 / cannot be read ({type(err).__name__})") from None
+        if headers is None:
+            headers = exercises
+        elif listed != [e["id"] for e in headers]:
+            raise OutError(f"{folder}: 练习不同 / graded other exercises than {folders[0]}")
+        ids = [e["id"] for e in headers]
+        for name, result in students.items():
+            fixed = recompute(result, ids)
+            if fixed is None:
+                raise OutError(f"{folder}: {name}: 结果不完整 / the result is malformed")
+            merged[name] = {**fixed, "note": result.get("note", "")}
+    book = {"version": STATE_VERSION, "exercises": headers or [],
+            "students": {name: merged[name] for name in sorted(merged)}}
+    with hold_out(out):
+        write_gradebook(out, book)
+    return book
