@@ -1,0 +1,246 @@
+"""A cohort graded beyond one machine, by the example workflows' own commands (examples/cohort/).
+
+Each example shards `grade batch --shard i/n` over n workers, then joins the shards with
+`grade merge`: a GitHub Actions matrix with upload/download-artifact, a Slurm job array, a
+Kubernetes Indexed Job. Here every example's shard command runs as n processes at once, the
+way each platform starts them (its variables set as the platform sets them: SHARD from the
+matrix, SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX), then its merge command; the merged
+grades.csv and results.json must equal a single `grade batch` of everyone (timings, if any,
+left out of the comparison). The cohort: chapter 5 (`--only ch05`) of the real course, five
+students (correct, stub, three with diagnosed bugs, one of them under a hostile folder name).
+
+`ch05_cohort` is also the cohort of tests/cohort/test_report_html.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.sandbox.test_attacks import GRADE, KIT
+
+EXAMPLES = KIT / "examples" / "cohort"
+CH05 = ("ex01_windows.py", "ex02_nll.py", "ex03_param_budget.py", "ex04_parallel_vs_generate.py",
+        "ex05_tinygpt_loss.py")
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+# ex01 written independently of solutions/, with the classic off-by-one: range() stops one
+# start too early, so the last full window is lost (grader/mistakes/ex01.py off_by_one_drop_last)
+BUGGY_EX01 = '''
+def shift_pairs(tokens):
+    if len(tokens) < 2:
+        raise ValueError("need two tokens")
+    return tokens[:-1], tokens[1:]
+
+
+def make_windows(tokens, block_size, stride=1):
+    if block_size < 1 or stride < 1:
+        raise ValueError("bad sizes")
+    out = []
+    for start in range(0, len(tokens) - block_size - 1, stride):
+        x = tokens[start:start + block_size]
+        y = tokens[start + 1:start + block_size + 1]
+        out.append((x, y))
+    return out
+
+
+def count_targets(n_tokens, block_size, stride=1):
+    if block_size < 1 or stride < 1:
+        raise ValueError("bad sizes")
+    return len(make_windows(list(range(n_tokens)), block_size, stride)) * block_size
+'''
+
+# the same file "made one's own": other names, other messages, comments added
+COPIED_EX01 = '''
+def shift_pairs(seq):
+    # inputs and targets
+    if len(seq) < 2:
+        raise ValueError("sequence too short")
+    return seq[:-1], seq[1:]
+
+
+def make_windows(seq, size, step=1):
+    # every window of the sequence
+    if size < 1 or step < 1:
+        raise ValueError("size and step must be positive")
+    result = []
+    for i in range(0, len(seq) - size - 1, step):
+        inp = seq[i:i + size]
+        tgt = seq[i + 1:i + size + 1]
+        result.append((inp, tgt))
+    return result
+
+
+def count_targets(n, size, step=1):
+    if size < 1 or step < 1:
+        raise ValueError("size and step must be positive")
+    return len(make_windows(list(range(n)), size, step)) * size
+'''
+
+
+def ch05_cohort(folder: Path) -> Path:
+    """good (solutions), stub, buggy and copier (ex01 off by one; buggy's ex05 flattens with
+    view(V, B*T)), and a student whose folder name is markup, who handed in buggy's ex01."""
+    stubs = {name: (KIT / "exercises" / name).read_text(encoding="utf-8") for name in CH05}
+    solved = {name: (KIT / "solutions" / name).read_text(encoding="utf-8") for name in CH05}
+    wrong_ex05 = solved["ex05_tinygpt_loss.py"].replace(
+        "flat_logits = logits.view(B * T, V)  # (B*T, V)", "flat_logits = logits.reshape(V, B * T).t()", 1)
+    assert wrong_ex05 != solved["ex05_tinygpt_loss.py"]
+    students = {
+        "good": solved,
+        "stub": stubs,
+        "buggy": {**stubs, "ex01_windows.py": BUGGY_EX01, "ex05_tinygpt_loss.py": wrong_ex05},
+        "copier": {**stubs, "ex01_windows.py": COPIED_EX01},
+        HOSTILE: {**stubs, "ex01_windows.py": BUGGY_EX01},
+    }
+    for name, files in students.items():
+        (folder / name).mkdir(parents=True)
+        for file, text in files.items():
+            (folder / name / file).write_text(text, encoding="utf-8")
+    return folder
+
+
+
+def without_timings(value):
+    """results.json with every timing field left out (they differ between any two runs)."""
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items()
+                if k not in ("seconds", "time", "execution_time", "duration")}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+def gradebook(out: Path) -> tuple[dict, str]:
+    book = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    return without_timings(book), (out / "grades.csv").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def cohort(tmp_path_factory):
+    """The cohort and the gradebook of one `grade batch` of all of it."""
+    tmp = tmp_path_factory.mktemp("shards")
+    folder = ch05_cohort(tmp / "cohort")
+    single = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp / "single"), "--only", "ch05",
+                                     "--no-progress", "-j", "2"], capture_output=True, text=True, timeout=600)
+    assert single.returncode == 0, single.stderr
+    book, grades = gradebook(tmp / "single")
+    rows = {r[0]: r for r in csv.reader(grades.splitlines())}
+    # the single run is itself right, so that equal gradebooks are not two equally wrong ones
+    assert rows["good"][-2] == rows["good"][-1] == rows["(max)"][-2] != "0"
+    assert rows["stub"][-2] == "0"
+    assert 0 < int(rows["buggy"][1]) == int(rows[HOSTILE][1]) < int(rows["good"][1])  # ex01: partly right
+    return folder, book, grades
+
+
+def environment(**extra: str) -> dict:
+    """The platform's environment: `grade` on PATH (this interpreter's), the lesson's data."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "JOB_COMPLETION", "GITHUB_"))}
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env.update(extra)
+    return env
+
+
+def run_together(commands: list[tuple[list[str], dict, Path]]) -> None:
+    """Start every shard at once (as a matrix, an array, an Indexed Job do), then wait for all."""
+    procs = [subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for cmd, env, cwd in commands]
+    outputs = [p.communicate(timeout=600) for p in procs]
+    for proc, (_, err) in zip(procs, outputs):
+        assert proc.returncode == 0, err[-3000:]
+
+
+def assert_same(merged: Path, cohort) -> None:
+    _, book, grades = cohort
+    got_book, got_grades = gradebook(merged)
+    assert got_grades == grades
+    assert got_book == book
+    assert len(got_book["students"]) == 5 and (merged / "report.html").is_file()
+
+
+def test_github_actions_matrix_then_merge(cohort, tmp_path):
+    folder = cohort[0]
+    flow = yaml.safe_load((EXAMPLES / "github-actions-shards.yml").read_text(encoding="utf-8"))
+    shards = int(flow["env"]["SHARDS"])
+    grade_job, merge_job = flow["jobs"]["grade"], flow["jobs"]["merge"]
+    assert grade_job["strategy"]["matrix"]["shard"] == list(range(1, shards + 1)) and merge_job["needs"] == "grade"
+    step = next(s for s in grade_job["steps"] if str(s.get("run", "")).startswith("grade batch"))
+    upload = next(s for s in grade_job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact"))
+    download = next(s for s in merge_job["steps"] if str(s.get("uses", "")).startswith("actions/download-artifact"))
+    merge_step = next(s for s in merge_job["steps"] if "grade merge" in str(s.get("run", "")))
+
+    def expand(text: str, shard: int) -> str:  # the ${{ }} expressions these steps use
+        return text.replace("${{ matrix.shard }}", str(shard)).replace("${{ env.SHARDS }}", str(shards))
+
+    base = dict(flow["env"], SUBMISSIONS=str(folder), GRADE_OPTS="")
+    run_together([(["bash", "-eo", "pipefail", "-c", step["run"] + " --only ch05"],
+                   environment(**{k: str(v) for k, v in base.items()},
+                               **{k: expand(str(v), i) for k, v in step["env"].items()}), tmp_path)
+                  for i in range(1, shards + 1)])
+    # upload-artifact keeps the listed files under their common folder; download-artifact with a
+    # pattern puts each artifact in <path>/<artifact name>/
+    downloaded = tmp_path / download["with"]["path"]
+    for i in range(1, shards + 1):
+        target = downloaded / expand(upload["with"]["name"], i)
+        target.mkdir(parents=True)
+        for line in expand(upload["with"]["path"], i).split():
+            shutil.copy(tmp_path / line, target / Path(line).name)
+    summary = tmp_path / "summary.md"
+    merge = subprocess.run(["bash", "-eo", "pipefail", "-c", merge_step["run"]], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=300, env=environment(SUBMISSIONS=str(folder),
+                                                                  GITHUB_STEP_SUMMARY=str(summary)))
+    assert merge.returncode == 0, merge.stderr
+    assert_same(tmp_path / "gradebook", cohort)
+    assert "5 students graded" in summary.read_text(encoding="utf-8")
+
+
+def test_slurm_job_array_then_merge(cohort, tmp_path):
+    folder = cohort[0]
+    script = EXAMPLES / "slurm-grade.sh"
+    shards = 4
+    out = tmp_path / "gradebook"
+    common = dict(SUBMISSIONS=str(folder), OUT=str(out), SHARDS=str(shards), GRADE="grade",
+                  GRADE_OPTS="--only ch05", SLURM_SUBMIT_DIR=str(tmp_path))
+    # what Slurm sets in task i of `sbatch --array=1-4 … slurm-grade.sh shard`
+    run_together([(["bash", str(script), "shard"],
+                   environment(**common, SLURM_ARRAY_JOB_ID="77", SLURM_ARRAY_TASK_ID=str(i),
+                               SLURM_ARRAY_TASK_MIN="1", SLURM_ARRAY_TASK_MAX=str(shards),
+                               SLURM_ARRAY_TASK_COUNT=str(shards), SLURM_CPUS_PER_TASK="1"), tmp_path)
+                  for i in range(1, shards + 1)])
+    assert sorted(p.name for p in out.iterdir()) == [f"shard-{i}" for i in range(1, shards + 1)]
+    merge = subprocess.run(["bash", str(script), "merge"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300, env=environment(**common))
+    assert merge.returncode == 0, merge.stderr
+    assert_same(out / "all", cohort)
+
+
+def test_kubernetes_indexed_job_then_merge(cohort, tmp_path):
+    folder = cohort[0]
+    job = yaml.safe_load((EXAMPLES / "k8s-indexed-job.yaml").read_text(encoding="utf-8"))
+    merge_job = yaml.safe_load((EXAMPLES / "k8s-merge-job.yaml").read_text(encoding="utf-8"))
+    spec = job["spec"]
+    container = spec["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    shards = int(env["SHARDS"])
+    assert job["kind"] == "Job" and spec["completionMode"] == "Indexed"
+    assert spec["completions"] == spec["parallelism"] == shards
+    paths = dict(SUBMISSIONS=str(folder), OUT=str(tmp_path / "gradebook"), GPT_COURSE_DATA=os.environ.get(
+        "GPT_COURSE_DATA", ""), GRADE_OPTS="--only ch05")
+    # what the Job controller sets in pod k: JOB_COMPLETION_INDEX=k, 0 … completions-1
+    run_together([(container["command"] + container["args"], environment(**{**env, **paths},
+                                                                         JOB_COMPLETION_INDEX=str(k)), tmp_path)
+                  for k in range(spec["completions"])])
+    merger = merge_job["spec"]["template"]["spec"]["containers"][0]
+    merge_env = {e["name"]: e["value"] for e in merger["env"]}
+    merge = subprocess.run(merger["command"] + merger["args"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300, env=environment(**{**merge_env, **paths}))
+    assert merge.returncode == 0, merge.stderr
+    assert_same(tmp_path / "gradebook" / "all", cohort)
