@@ -1,0 +1,25 @@
+"""`grade gradescope OUT.zip`: the Gradescope autograder bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("gradescope")
+@click.argument("out", type=click.Path(path_type=Path))
+@click.option("--hidden-visibility", type=click.Choice(["after_published", "hidden"]), default="after_published",
+              show_default=True, help="隐藏检查何时可见 / when students see the hidden checks")
+@click.pass_obj
+def gradescope(obj, out: Path, hidden_visibility: str):
+    """生成 Gradescope 自动评分包 / build a Gradescope autograder bundle (OUT.zip).
+
+    setup.sh（Python ≥ 3.11、CPU 版 torch、本工具包、课程数据）与 run_autograder（在提交里找练习文件，
+    隔离评分，写 results/results.json）。/ setup.sh (Python ≥ 3.11, CPU torch, the kit, the
+    lesson's data) and run_autograder (finds the exercise files in the upload, grades them
+    fenced, writes results/results.json).
+    """
+    from grader.build.gradescope import build_bundle
+
+    build_bundle(obj.course, out, hidden_visibility=hidden_visibility, lang=obj.lang)

@@ -1,0 +1,144 @@
+"""Gradescope 评分包：在一个和 Gradescope 一样布局的目录里端到端运行 run_autograder。
+
+`grade gradescope OUT.zip` builds the bundle; the test lays out a folder the way Gradescope
+does (`source/` = the unzipped bundle, `submission/`, `results/`), with `venv/` pointing at
+this machine's environment instead of what setup.sh would install, and runs the bundle's own
+`run_autograder` with AUTOGRADER_ROOT there. Uploads: the exercises inside a folder, a zip
+of a repository, and an attack that writes results/results.json itself and prints fake JSON.
+Each time results.json must be the kit's, shaped as Gradescope's specification says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = Path(sys.executable).parent.parent
+COURSE_ORDER = ["ex01", "ex02", "ex03", "ex04", "ex05", "ex06", "ex07", "ex08", "ex09", "ex10", "ex11", "ex12", "ex13"]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
+    proc = subprocess.run([str(VENV / "bin" / "grade"), "gradescope", str(out), "--hidden-visibility", "hidden"],
+                          capture_output=True, text=True, timeout=120, cwd=out.parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def _autograder(bundle: Path, tmp_path: Path) -> Path:
+    """A folder laid out like Gradescope's /autograder, the bundle unzipped into source/."""
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    (root / "results").mkdir()
+    with zipfile.ZipFile(bundle) as archive:
+        archive.extractall(root / "source")
+        for info in archive.infolist():  # extractall drops the permission bits
+            os.chmod(root / "source" / info.filename, (info.external_attr >> 16) & 0o777 or 0o644)
+    (root / "venv").symlink_to(VENV)  # instead of setup.sh's install
+    return root
+
+
+def _run(root: Path) -> dict:
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHONPATH": ""}
+    proc = subprocess.run([str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
+                          timeout=600, cwd="/")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+    _check_spec(data)
+    return data
+
+
+def _check_spec(data: dict) -> None:
+    """The fields Gradescope's specification lists, with the kinds it says."""
+    assert isinstance(data["score"], (int, float)) and isinstance(data["execution_time"], (int, float))
+    assert data["output_format"] == "text" and data["stdout_visibility"] == "hidden"
+    assert data["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
+    numbers = []
+    for test in data["tests"]:
+        assert {"name", "number", "score", "max_score", "status", "output", "visibility"} <= set(test), test
+        assert test["status"] in ("passed", "failed") and 0 <= test["score"] <= test["max_score"]
+        assert test["visibility"] in ("visible", "hidden")  # the bundle was built with --hidden-visibility hidden
+        numbers.append(test["number"])
+    assert numbers == sorted(numbers) and len(numbers) == len(set(numbers)), numbers  # ex09.10 after ex09.02
+    exercises = list(dict.fromkeys(n.split(".")[0] for n in numbers))
+    assert exercises == sorted(exercises, key=COURSE_ORDER.index)  # the course's order
+    assert data["score"] == sum(t["score"] for t in data["tests"])
+
+
+def _by_exercise(data: dict) -> dict[str, tuple[int, int]]:
+    scores: dict[str, list[int]] = {}
+    for test in data["tests"]:
+        got = scores.setdefault(test["number"].split(".")[0], [0, 0])
+        got[0] += test["score"]
+        got[1] += test["max_score"]
+    return {k: tuple(v) for k, v in scores.items()}
+
+
+def _solution(name: str) -> bytes:
+    return (ROOT / "solutions" / name).read_bytes()
+
+
+def test_bundle_layout(bundle):
+    names = set(zipfile.ZipFile(bundle).namelist())
+    assert {"setup.sh", "run_autograder", "gradescope.json", "kit/pyproject.toml", "kit/course.toml",
+            "kit/grader/checks/test_ex01_windows.py", "kit/solutions/ex01_windows.py"} <= names
+    setup = zipfile.ZipFile(bundle).read("setup.sh").decode()
+    assert "torch==2.13.0" in setup and "python3.11" in setup and "rm -rf \"$SOURCE/kit\"" in setup
+    assert zipfile.ZipFile(bundle).getinfo("run_autograder").external_attr >> 16 & 0o111
+
+
+def test_folder_wrapped_upload(bundle, tmp_path):
+    root = _autograder(bundle, tmp_path)
+    folder = root / "submission" / "my-work" / "exercises"
+    folder.mkdir(parents=True)
+    for name in ("ex01_windows.py", "ex03_param_budget.py", "ex07_split.py"):
+        (folder / name).write_bytes(_solution(name))
+    (root / "submission" / "ex03_param_budget.py").write_text("raise SystemExit\n")  # shallower: wins
+    data = _run(root)
+    scores = _by_exercise(data)
+    assert scores["ex01"][0] == scores["ex01"][1] == 10 and scores["ex07"][0] == scores["ex07"][1] > 0
+    assert scores["ex03"][0] == 0 and scores["ex02"][0] == 0
+    assert data["score"] == 10 + scores["ex07"][1]
+    assert "my-work/exercises/ex01_windows.py" in data["output"] and "ex02_nll.py" in data["output"]
+    numbers = [t["number"] for t in data["tests"]]
+    assert any(n.endswith(".10") for n in numbers) and numbers == sorted(numbers)
+
+
+def test_zip_upload(bundle, tmp_path):
+    root = _autograder(bundle, tmp_path)
+    with zipfile.ZipFile(root / "submission" / "submission.zip", "w") as archive:
+        archive.writestr("gpt-course-main/exercises/ex01_windows.py", _solution("ex01_windows.py"))
+        archive.writestr("__MACOSX/gpt-course-main/exercises/ex01_windows.py", b"\x00\x05junk")
+    data = _run(root)
+    assert _by_exercise(data)["ex01"] == (10, 10)
+    assert data["score"] == 10
+
+
+def test_a_submission_cannot_write_its_own_result(bundle, tmp_path):
+    root = _autograder(bundle, tmp_path)
+    results = root / "results" / "results.json"
+    fake = json.dumps({"score": 1000, "tests": [{"name": "all", "score": 1000, "max_score": 1000}]})
+    attack = (f"import json, os, sys\n"
+              f"for path in ({str(results)!r}, '/autograder/results/results.json', 'results/results.json'):\n"
+              f"    try:\n"
+              f"        os.makedirs(os.path.dirname(path), exist_ok=True)\n"
+              f"        open(path, 'w').write({fake!r})\n"
+              f"    except OSError:\n"
+              f"        pass\n"
+              f"print({fake!r})\n"
+              f"sys.stdout.flush()\n").encode() + _solution("ex01_windows.py")
+    (root / "submission" / "ex01_windows.py").write_bytes(attack)
+    (root / "submission" / "results").mkdir()
+    (root / "submission" / "results" / "results.json").write_text(fake)
+    data = _run(root)
+    assert data["score"] <= 10 and "1000" not in json.dumps(data["score"])
+    assert len(data["tests"]) > 20 and all(t["max_score"] < 1000 for t in data["tests"])
