@@ -8,7 +8,7 @@ naming the API.
 import pytest
 import torch
 
-from grader.judge import Tol, check_value, probe, read, same
+from grader.judge import Tol, assert_ok, check_value, diagnose, fail, observe, probe, read, same
 from grader.probes.ex02 import random_case
 
 pytestmark = pytest.mark.exercise("ex02")
@@ -29,13 +29,26 @@ def test_nll_course_example(student, reference):
 @pytest.mark.points(1)
 def test_hand_nll_label_a(student, reference):
     """HAND_NLL_LABEL_A：标签改为 A 后手算的 NLL | HAND_NLL_LABEL_A: the hand NLL with label A"""
-    check_value(student, read("HAND_NLL_LABEL_A"), 0.4402, tol=TWO_DECIMALS, reference=reference)
+    check_value(student, read("HAND_NLL_LABEL_A"), 0.4402, tol=TWO_DECIMALS, reference=reference, hand=True)
 
 
 @pytest.mark.points(2)
 def test_forbidden_apis(student, reference):
     """不许调用现成的 softmax / log-sum-exp / 交叉熵 | no ready-made softmax, log-sum-exp or loss"""
-    same(student, reference, probe("ex02.all_three", seed=7), label="stable_softmax, nll, masked_mean_nll")
+    # Only the use of a forbidden API fails here; whether the values are right is for the
+    # other checks, so a wrong answer never reads as "you broke the no-API rule".
+    a_call = probe("ex02.forbidden_use", seed=7)
+    got = assert_ok(observe(student, a_call), label="stable_softmax, nll, masked_mean_nll")
+    used = {name: api for name, api in got.items() if api} if isinstance(got, dict) else {}
+    if not used:
+        student.record("forbidden APIs", "未使用 / none used", "未使用 / none used")
+        return
+    zh = "；".join(f"{name} 用了 {api}" for name, api in used.items())
+    en = "; ".join(f"{name} uses {api}" for name, api in used.items())
+    fail(f"用了本练习禁止的 API：{zh}。softmax、log-sum-exp 和交叉熵要自己用 max、exp、sum、log 写（见 5.5）",
+         f"forbidden APIs used: {en}. Write the softmax, log-sum-exp and loss yourself with max, exp, sum, log (5.5)",
+         label="stable_softmax, nll, masked_mean_nll", expected="未使用 / none used",
+         got=", ".join(sorted(set(used.values()))), diagnosis=diagnose(student, reference))
 
 
 @pytest.mark.points(1)

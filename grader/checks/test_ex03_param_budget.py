@@ -13,14 +13,14 @@ pytestmark = pytest.mark.exercise("ex03")
 @pytest.mark.points(1)
 def test_answer_params(student, reference):
     """ANSWER_PARAMS：V=50,000、C=4,096、不共享 | ANSWER_PARAMS: V=50,000, C=4,096, untied"""
-    check_value(student, read("ANSWER_PARAMS"), 409_600_000, reference=reference)
+    check_value(student, read("ANSWER_PARAMS"), 409_600_000, reference=reference, hand=True)
 
 
 @pytest.mark.public
 @pytest.mark.points(1)
 def test_answer_fp16_bytes(student, reference):
     """ANSWER_FP16_BYTES：这些参数的 FP16 字节数 | ANSWER_FP16_BYTES: their FP16 bytes"""
-    check_value(student, read("ANSWER_FP16_BYTES"), 819_200_000, reference=reference)
+    check_value(student, read("ANSWER_FP16_BYTES"), 819_200_000, reference=reference, hand=True)
 
 
 @pytest.mark.points(1)
@@ -35,8 +35,9 @@ def test_block_params(student, reference):
 @pytest.mark.points(1)
 def test_embedding_params_course(student, reference):
     """embedding_params：课本的 V、C，共享与不共享 | embedding_params: the course's V and C, tied and untied"""
-    check_value(student, call("embedding_params", 50_000, 4_096), 409_600_000, reference=reference)
-    check_value(student, call("embedding_params", 50_000, 4_096, tied=True), 204_800_000, reference=reference)
+    # the same numbers as ANSWER_PARAMS: a failure here must not give that answer away
+    check_value(student, call("embedding_params", 50_000, 4_096), 409_600_000, reference=reference, hand=True)
+    check_value(student, call("embedding_params", 50_000, 4_096, tied=True), 204_800_000, reference=reference, hand=True)
 
 
 @pytest.mark.points(1)
@@ -55,7 +56,8 @@ def test_embedding_and_gpt_params(student, reference):
 @pytest.mark.points(1)
 def test_weight_bytes_torch_dtypes(student, reference):
     """weight_bytes：torch.dtype（float64 … int8）| weight_bytes: torch dtypes"""
-    check_value(student, probe("ex03.weight_bytes_dtype", 409_600_000, "float16"), 819_200_000, reference=reference)
+    check_value(student, probe("ex03.weight_bytes_dtype", 409_600_000, "float16"), 819_200_000, reference=reference,
+                hand=True, label="weight_bytes(ANSWER_PARAMS, torch.float16)")
     for name in ("float64", "float32", "float16", "bfloat16", "int8"):
         same(student, reference, probe("ex03.weight_bytes_dtype", 123_456_789, name))
 

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from grader.judge import Tol, assert_ok, call, fail, observe, probe, same
+from grader.judge import Tol, assert_ok, call, diagnose, fail, observe, probe, same
+from grader.judge.verdicts import HIDDEN_ANSWER
 
 pytestmark = pytest.mark.exercise("ex05")
 
@@ -13,8 +14,11 @@ COURSE_LABELS = [[4, 2, 8, -100], [2, 9, 1, -100]]
 GRAD_TOL = Tol(rtol=1e-4, atol=1e-6)
 
 
-def _check_shapes(student, got, expected: dict, where: str):
-    """Key by key, expected vs got, so the message names the stage that is wrong."""
+def _check_shapes(student, got, expected: dict, where: str, *, hand: bool = False, reference=None):
+    """Key by key, expected vs got, so the message names the stage that is wrong.
+
+    `hand`: SHAPE_ANSWERS, filled in by hand: a wrong entry is named, its right shape is not
+    shown (only whether the number of dimensions is right)."""
     if not isinstance(got, dict):
         fail(f"{where} 应当返回 dict", f"{where} must return a dict", label=where,
              expected="dict", got=type(got).__name__)
@@ -30,9 +34,22 @@ def _check_shapes(student, got, expected: dict, where: str):
             ok = type(value) is int and value == want
         else:
             ok = isinstance(value, tuple) and value == want
+        if not ok and hand:
+            if key == "n_valid":
+                counted = type(value) is int
+                why_zh = ("数多了" if counted and value > want else "数少了") if counted else "应当是整数"
+                why_en = ("too many" if counted and value > want else "too few") if counted else "it should be an int"
+            else:
+                rank = isinstance(value, tuple) and len(value) == len(want)
+                why_zh = "维数对，某一维的大小不对" if rank else "维数不对"
+                why_en = "the right number of dimensions, a wrong size" if rank else "the wrong number of dimensions"
+            fail(f"{label} 不对（{why_zh}）。这是要你对照 5.6 手填的，正确答案不显示",
+                 f"{label} is wrong ({why_en}). It is yours to fill in from 5.6: the right value is not shown",
+                 label=label, expected=HIDDEN_ANSWER, got=repr(value), answer=str(want),
+                 diagnosis=diagnose(student, reference))
         if not ok:
             fail(f"{label} 不对：期望 {want}，得到 {value!r}", f"{label} is wrong: expected {want}, got {value!r}",
-                 label=label, expected=str(want), got=repr(value))
+                 label=label, expected=str(want), got=repr(value), diagnosis=diagnose(student, reference))
     # one line for the whole pipeline: [B,T] → [B,T,C] → [B,T,V] → [B*T,V] → ()
     stages = [k for k in ("input_ids", "hidden", "logits", "flat_logits", "loss") if k in expected]
     chain = " → ".join(str(expected[k]) for k in stages)
@@ -84,8 +101,10 @@ def test_trace_shapes_course_setting(student, reference):
     """trace_shapes：5.6 的设定 B=2、T=4、C=8、V=32 | trace_shapes: section 5.6's setting"""
     got = assert_ok(observe(student, probe("ex05.trace", B=2, T=4, C=8, V=32, labels=COURSE_LABELS)),
                     label="trace_shapes(TinyGPT(V=32, C=8), (2, 4), (2, 4))")
-    student.attach("shapes", got)  # drawn as the pipeline [B,T] → [B,T,C] → [B,T,V] → ()
-    _check_shapes(student, got, COURSE_SHAPES, "trace_shapes")
+    # drawn as the pipeline [B,T] → [B,T,C] → [B,T,V] → (), the expected shapes beside the
+    # student's (from the setting, never inferred from the student's own `hidden`)
+    student.attach("shapes", {"got": got, "expected": dict(COURSE_SHAPES)})
+    _check_shapes(student, got, COURSE_SHAPES, "trace_shapes", reference=reference)
 
 
 @pytest.mark.points(1)
@@ -95,7 +114,9 @@ def test_trace_shapes_other_sizes(student, reference):
         c = probe("ex05.trace", B=B, T=T, C=C, V=V, n_head=heads, seed=B * 100 + T)
         expected = assert_ok(reference.observe(c))
         got = assert_ok(observe(student, c), label=c.label)
-        _check_shapes(student, got, expected, f"trace_shapes(B={B}, T={T}, C={C}, V={V})")
+        if got != expected:
+            student.attach("shapes", {"got": got, "expected": expected})
+        _check_shapes(student, got, expected, f"trace_shapes(B={B}, T={T}, C={C}, V={V})", reference=reference)
 
 
 @pytest.mark.public
@@ -103,4 +124,4 @@ def test_trace_shapes_other_sizes(student, reference):
 def test_shape_answers(student, reference):
     """SHAPE_ANSWERS：手填 5.6 设定的形状与 n_valid | SHAPE_ANSWERS: section 5.6's shapes and n_valid by hand"""
     got = assert_ok(observe(student, probe("ex05.shape_answers")), label="SHAPE_ANSWERS")
-    _check_shapes(student, got, {**COURSE_SHAPES, "n_valid": 6}, "SHAPE_ANSWERS")
+    _check_shapes(student, got, {**COURSE_SHAPES, "n_valid": 6}, "SHAPE_ANSWERS", hand=True, reference=reference)

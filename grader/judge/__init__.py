@@ -6,8 +6,8 @@ A check module imports its vocabulary from here (see grader/checks/README.md):
 """
 
 from grader.judge.compare import Tol
-from grader.judge.verdicts import assert_ok, call, check_value, fail, observe, probe, read, same
+from grader.judge.verdicts import assert_ok, call, check_value, diagnose, fail, observe, probe, read, same
 from grader.model.results import CheckFailed, Finding
 
 __all__ = ["Tol", "call", "read", "probe", "same", "check_value", "observe", "fail", "assert_ok",
-           "CheckFailed", "Finding"]
+           "diagnose", "CheckFailed", "Finding"]

@@ -1,9 +1,18 @@
 """Known mistakes: each one a small variant of the reference, named and cited.
 
 `grader/mistakes/exNN.py` lists an exercise's mistakes as `MISTAKES`. A mistake's variant
-is the reference module with some attributes replaced; when a student's output equals the
-variant's output on the same inputs (and the variant is wrong there), the failure message
-names the mistake and the section of the course text to reread.
+is the reference module with some attributes replaced. A failed check names a mistake only
+when the variant's observations equal the student's on EVERY call the check made (not on
+one call, not on one field): then the variant fails the check exactly as the student did,
+and the message names the bug and the section of the course text to reread.
+
+A mistake's message says what is wrong and where to read, never the fixed line of code:
+that is its `fix`, the last hint level's business (and shown to instructors on request).
+
+Example: ex06's check `test_whole_corpus` observes one call, `corpus_roundtrip(...)`. A
+student's decode that joins with spaces gives `{"decoded_sha256": "9f…", …}`; the variant
+"decode drops id 0" gives `{"decoded_sha256": "1c…", …}`: they differ, so that mistake is
+not named, although both fail the check.
 """
 
 from __future__ import annotations
@@ -12,15 +21,21 @@ import importlib
 import types
 from dataclasses import dataclass, field
 
+from grader.judge.compare import DEFAULT_TOL, Tol, compare
+from grader.model.calls import Call, Observation
+
 
 @dataclass(frozen=True)
 class Mistake:
+    """One known mistake: `zh`/`en` name the bug (no fixed code), `fix` is how to fix it."""
+
     id: str
     section: str
     zh: str
     en: str
     overrides: dict = field(default_factory=dict, hash=False, compare=False)
     hint: int | None = None
+    fix: dict | None = field(default=None, hash=False, compare=False)  # {"zh": …, "en": …}
 
     def message(self, lang: str) -> str:
         return self.en if lang == "en" else self.zh
@@ -33,7 +48,8 @@ class Mistake:
         return module
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "section": self.section, "zh": self.zh, "en": self.en, "hint": self.hint}
+        return {"id": self.id, "section": self.section, "zh": self.zh, "en": self.en, "hint": self.hint,
+                "fix": dict(self.fix) if self.fix else None}
 
 
 def mistakes_for(exercise_id: str) -> list[Mistake]:
@@ -45,3 +61,70 @@ def mistakes_for(exercise_id: str) -> list[Mistake]:
             return []
         raise
     return list(module.MISTAKES)
+
+
+@dataclass
+class Seen:
+    """One call a check made on the student: what came back, and how it is compared.
+
+    `expected` is the reference's observation when the check compared against it (`same`),
+    a literal's observation (`check_value`), or None (a custom check).
+    """
+
+    call: Call
+    got: Observation
+    tol: Tol = DEFAULT_TOL
+    dtype: bool = True
+    expected: Observation | None = None
+
+
+_NOT_DIAGNOSABLE = {"Timeout", "WorkerDied", "MissingName", "MissingSubmissionFile", "NotImplementedYet",
+                    "NotImplementedError", "MalformedAnswer"}
+
+
+def agrees(variant: Observation, seen: Seen) -> bool:
+    """Whether a mistake's observation of `seen.call` is the student's.
+
+    Values: equal under the call's tolerance (both ways, so `1` vs `1.0` is not equal).
+    Exceptions: the same type, and either the same message or the type the reference raises
+    there too (two right ValueErrors need not share their wording).
+    """
+    got = seen.got
+    if variant.ok != got.ok:
+        return False
+    if got.ok:
+        return (compare(variant.value, got.value, seen.tol, dtype=seen.dtype) is None
+                and compare(got.value, variant.value, seen.tol, dtype=seen.dtype) is None)
+    if variant.error_type != got.error_type or got.error_type in _NOT_DIAGNOSABLE:
+        return False
+    if (variant.error or {}).get("message") == (got.error or {}).get("message"):
+        return True
+    expected = seen.expected
+    return expected is not None and not expected.ok and expected.error_type == got.error_type
+
+
+def matching(reference, seen: list[Seen]) -> list:
+    """Every known mistake whose variant agrees with the student on all of `seen`.
+
+    The last call (the one that failed) is tried first: most mistakes drop out there.
+    """
+    if not seen:
+        return []
+    order = [seen[-1]] + seen[:-1]
+    found = []
+    for mistake in getattr(reference, "mistakes", []):
+        if all(agrees(reference.observe_mistake(mistake, s.call), s) for s in order):
+            found.append(mistake)
+    return found
+
+
+def diagnosis_for(reference, seen: list[Seen]) -> dict | None:
+    """The one known mistake that explains every observation, as a dict; None if none or several.
+
+    Two mistakes that both explain everything the check saw cannot be told apart there:
+    naming either would be a guess, so neither is named (another check tells them apart).
+    """
+    found = matching(reference, seen)
+    if found and all(m.zh == found[0].zh for m in found):
+        return found[0].as_dict()  # variants of one bug under one name (ex13's tie rules)
+    return None

@@ -10,24 +10,30 @@ from __future__ import annotations
 
 
 from grader.judge.compare import DEFAULT_TOL, Mismatch, Tol, compare, short
+from grader.judge.mistakes import Seen, diagnosis_for
 from grader.model.calls import Call, Observation
 from grader.model.results import CheckFailed, Finding
 
 __all__ = ["Tol", "call", "read", "probe", "same", "check_value", "observe", "fail", "assert_ok",
-           "CheckFailed", "Finding", "StudentView"]
+           "CheckFailed", "Finding", "StudentView", "diagnose"]
 
 
 class StudentView:
-    """The `student` fixture: a subject with the check's time limit, remembering what it showed."""
+    """The `student` fixture: a subject with the check's time limit, remembering what it showed
+    and every call the check made on it (`seen`: what a diagnosis must explain in full)."""
 
     def __init__(self, subject, timeout: float):
         self.subject = subject
         self.timeout = timeout
         self.shown: list[tuple[str, str, str]] = []
         self.attachments: dict[str, object] = {}
+        self.seen: list[Seen] = []
 
-    def observe(self, a_call: Call) -> Observation:
-        return self.subject.observe(a_call, self.timeout)
+    def observe(self, a_call: Call, *, tol: Tol | None = None, dtype: bool = True,
+                expected: Observation | None = None) -> Observation:
+        got = self.subject.observe(a_call, self.timeout)
+        self.seen.append(Seen(a_call, got, tol or DEFAULT_TOL, dtype, expected))
+        return got
 
     def record(self, label: str, expected: str, got: str) -> None:
         self.shown.append((label, expected, got))
@@ -62,9 +68,14 @@ def observe(subject, a_call: Call) -> Observation:
 
 
 def fail(zh: str, en: str, *, label: str = "", expected: str | None = None, got: str | None = None,
-         diagnosis: dict | None = None) -> None:
-    """Fail the check with your own message (both languages)."""
-    raise CheckFailed(Finding("custom", label=label, expected=expected, got=got, zh=zh, en=en, diagnosis=diagnosis))
+         diagnosis: dict | None = None, answer: str | None = None) -> None:
+    """Fail the check with your own message (both languages).
+
+    `diagnosis`: usually `diagnose(student, reference)`; `answer`: a hand-computed value the
+    student's report must not show (see `check_value(..., hand=True)`).
+    """
+    raise CheckFailed(Finding("custom", label=label, expected=expected, got=got, zh=zh, en=en, diagnosis=diagnosis,
+                              answer=answer))
 
 
 def student_error_finding(obs: Observation, label: str) -> Finding:
@@ -108,20 +119,28 @@ def _verdict(expected: Observation, got: Observation, tol: Tol, dtype: bool) -> 
     return compare(expected.value, got.value, tol, dtype=dtype)
 
 
-def diagnose(reference, a_call: Call, expected: Observation, got: Observation, tol: Tol, dtype: bool) -> dict | None:
-    """The known mistake whose output on this call equals the student's, if one does."""
-    for mistake in getattr(reference, "mistakes", []):
-        variant = reference.observe_mistake(mistake, a_call)
-        if variant.ok != got.ok:
-            continue
-        if _verdict(expected, variant, tol, dtype) is None:
-            continue  # this mistake does not show on this input
-        if variant.ok and compare(variant.value, got.value, tol, dtype=dtype) is None:
-            return mistake.as_dict()
-        if not variant.ok and got.error_type == variant.error_type and \
-                got.error.get("message") == variant.error.get("message"):
-            return mistake.as_dict()  # the same exception with the same message: the same bug
-    return None
+def diagnose(student, reference) -> dict | None:
+    """The known mistake that explains EVERY call this check made on the student, if one does.
+
+    A mistake is named only when its variant's observation equals the student's on each
+    call the check observed so far (those the student got right included), so one matching
+    field or one matching call is never enough. Call it when the check fails; a custom
+    check passes the result to `fail(..., diagnosis=diagnose(student, reference))`.
+
+    Example: ex08's start statistics and layout calls of an x one id too long report
+    `x_shape (64, 9)`; "batch and time swapped" reports `(8, 64)`: not named.
+    """
+    seen = getattr(student, "seen", None)
+    if reference is None or not seen:
+        return None
+    return diagnosis_for(reference, seen)
+
+
+def _observe(student, a_call: Call, tol: Tol, dtype: bool, expected: Observation | None) -> Observation:
+    """Observe on the student, keeping how the call is compared (for the diagnosis)."""
+    if isinstance(student, StudentView):
+        return student.observe(a_call, tol=tol, dtype=dtype, expected=expected)
+    return student.observe(a_call)
 
 
 def _expected_short(obs: Observation) -> str:
@@ -134,7 +153,7 @@ def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | 
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
     expected = reference.observe(a_call)
-    got = student.observe(a_call)
+    got = _observe(student, a_call, tol, dtype, expected)
     if expected.ok is False and expected.error and expected.error.get("type") in ("NotImplementedYet", "NotImplementedError"):
         raise RuntimeError(f"the reference does not implement {label}")
     mismatch = _verdict(expected, got, tol, dtype)
@@ -147,14 +166,14 @@ def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | 
         if finding.got is None and finding.kind in ("timeout", "crash"):
             finding.got = "—"
         if finding.kind == "error":
-            finding.diagnosis = diagnose(reference, a_call, expected, got, tol, dtype)
+            finding.diagnosis = diagnose(student, reference)
         raise CheckFailed(finding)
     finding = Finding(
         "mismatch", label, expected=_expected_short(expected),
         got=_expected_short(got) if got.ok else f"raises {got.error_type}",
         zh=mismatch.zh, en=mismatch.en, output=got.output,
         traceback=(got.error or {}).get("traceback", "") if not got.ok else "",
-        diagnosis=diagnose(reference, a_call, expected, got, tol, dtype))
+        diagnosis=diagnose(student, reference))
     if got.ok and _is_id_list(expected.value) and _is_id_list(got.value):
         _point_at_first_difference(student, finding, expected.value, got.value)
     raise CheckFailed(finding)
@@ -187,26 +206,68 @@ def _point_at_first_difference(student, finding: Finding, expected, got) -> None
 
 
 def check_value(student, a_call: Call, expected, label: str | None = None, tol: Tol | None = None,
-                dtype: bool = True, reference=None):
+                dtype: bool = True, reference=None, hand: bool = False):
     """Compare the student's answer with a literal value (the course text's own numbers).
 
-    Pass `reference` to have a wrong answer matched against the known mistakes.
+    Pass `reference` to have a wrong answer matched against the known mistakes. `hand=True`
+    marks a value the student was asked to work out by hand (ANSWER_PARAMS, or a function's
+    value that equals one): a failure then says it is wrong and which way, never the value
+    (`Finding.answer` keeps it for instructors' reports).
     """
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
-    got = student.observe(a_call)
+    literal = Observation(ok=True, value=expected)
+    got = _observe(student, a_call, tol, dtype, literal)
+    shown = HIDDEN_ANSWER if hand else short(expected)
     if not got.ok:
         finding = student_error_finding(got, label)
-        finding.expected = short(expected)
+        finding.expected = shown
         finding.got = finding.got or "—"
+        if hand:
+            finding.answer = short(expected)
         raise CheckFailed(finding)
     value = got.value
     mismatch = compare(expected, value, tol, dtype=dtype)
     if mismatch is None:
         student.record(label, short(expected), short(value))
         return value
-    diagnosis = None
-    if reference is not None:
-        diagnosis = diagnose(reference, a_call, Observation(ok=True, value=expected), got, tol, dtype)
+    diagnosis = diagnose(student, reference)
+    if hand:
+        zh, en = hand_mismatch(expected, value)
+        raise CheckFailed(Finding("mismatch", label, expected=HIDDEN_ANSWER, got=short(value), zh=zh, en=en,
+                                  output=got.output, diagnosis=diagnosis, answer=short(expected)))
     raise CheckFailed(Finding("mismatch", label, expected=short(expected), got=short(value),
                               zh=mismatch.zh, en=mismatch.en, output=got.output, diagnosis=diagnosis))
+
+
+HIDDEN_ANSWER = "（你来算 / yours to work out）"
+
+
+def hand_mismatch(expected, got) -> tuple[str, str]:
+    """Why a hand-computed value is wrong, without the value: its kind, or which way it is off.
+
+    >>> hand_mismatch(409_600_000, 204_800_000)[1]
+    'not right: too small, but the right order of magnitude. The right value is not shown: work it out'
+    """
+    tail_zh, tail_en = "。正确的值不显示：请自己算出来", ". The right value is not shown: work it out"
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (expected, got))
+    if not numbers:
+        if type(got) is not type(expected):
+            return (f"不对：应当是 {type(expected).__name__}，得到的是 {type(got).__name__}{tail_zh}",
+                    f"not right: it should be a {type(expected).__name__}, got a {type(got).__name__}{tail_en}")
+        return "不对" + tail_zh, "not right" + tail_en
+    if isinstance(expected, int) and not isinstance(got, int):
+        return (f"不对：应当是整数（int），得到的是 {type(got).__name__}{tail_zh}",
+                f"not right: it should be an int, got a {type(got).__name__}{tail_en}")
+    big = got > expected
+    way_zh, way_en = ("偏大", "too large") if big else ("偏小", "too small")
+    ratio = abs(got / expected) if expected else float("inf")
+    if 0.9 <= ratio <= 1.1:
+        size_zh, size_en = "差得不多（不到 10%）", "close (within 10%)"
+    elif 0.1 < ratio < 10:
+        size_zh, size_en = "数量级是对的", "but the right order of magnitude"
+    else:
+        size_zh, size_en = "差了一个数量级以上", "off by more than an order of magnitude"
+    if (got < 0) != (expected < 0):
+        size_zh, size_en = "符号不对", "and of the wrong sign"
+    return f"不对：{way_zh}，{size_zh}{tail_zh}", f"not right: {way_en}, {size_en}{tail_en}"

@@ -112,61 +112,81 @@ def _count_targets_windows_only(n_tokens, block_size, stride=1):
 
 MISTAKES = [
     Mistake(
-        id="off_by_one_drop_last",
+        id='off_by_one_drop_last',
         section=_SECTION,
-        zh="差一错误：最后一个完整窗口被丢掉了。条件应是 i + block_size + 1 <= len(tokens)"
-        "（含等号）：[12, 9, 31, 7, 5] 切长度 3 的窗口有两个（见 5.7 练习 1）",
-        en="Off by one: the last full window is dropped. The condition is "
-        "i + block_size + 1 <= len(tokens) (with the equals sign): [12, 9, 31, 7, 5] gives "
-        "two windows of length 3 (5.7 exercise 1)",
+        zh="差一错误：最后一个完整的窗口被丢掉了（窗口数少了一个）。想一想最后一个合法的起点 i 能不能取到",
+        en="Off by one: the last full window is dropped (one window too "
+        "few). Can your loop reach the last legal start i?",
+        fix={"zh": "循环条件是 i + block_size + 1 <= len(tokens)（含等号）：[12, 9, 31, 7, "
+                "5] 切长度 3 的窗口，起点是 0 和 1",
+             "en": "The loop condition is i + block_size + 1 <= len(tokens) (with "
+                "the equals sign): windows of 3 over [12, 9, 31, 7, 5] start "
+                "at 0 and 1"},
         overrides={"make_windows": _make_windows_drop_last, "count_targets": _count_targets_drop_last},
         hint=2,
     ),
     Mistake(
-        id="off_by_one_extra_window",
+        id='off_by_one_extra_window',
         section=_SECTION,
-        zh="差一错误：多出一个窗口，它的 y 越过了文本末尾（比 x 短）。窗口需要 block_size + 1 个 token："
-        "x 取前 block_size 个，y 再往后错一位（见 5.2）",
-        en="Off by one: one window too many, whose y runs past the end (shorter than x). A window "
-        "needs block_size + 1 tokens: x takes block_size, y is one further (5.2)",
+        zh="差一错误：多出一个窗口，它的 y 越过了文本末尾（比 x 短）。一个窗口一共要用掉几个 token？",
+        en="Off by one: one window too many, whose y runs past the end of "
+        "the text (shorter than x). How many tokens does one window use "
+        "in all?",
+        fix={"zh": "一个窗口要 block_size + 1 个 token：条件写成 i + block_size + 1 <= len(tokens)"
+                "，而不是 i + block_size <= len(tokens)",
+             "en": "A window needs block_size + 1 tokens: the condition is i + block_size "
+                "+ 1 <= len(tokens), not i + block_size <= len(tokens)"},
         overrides={"make_windows": _make_windows_one_too_many, "count_targets": _count_targets_one_too_many},
         hint=2,
     ),
     Mistake(
-        id="target_not_shifted",
+        id='target_not_shifted',
         section="5.2",
-        zh="目标没有右移：y 和 x 一模一样，模型只要抄输入就能「答对」。target 是 input 右移一位"
-        "（见 5.2：input [12, 9, 31, 7] → target [9, 31, 7, 5]）",
-        en="The target is not shifted: y equals x, so copying the input would \"answer\". The target "
-        "is the input shifted by one (5.2: input [12, 9, 31, 7] → target [9, 31, 7, 5])",
+        zh="目标没有右移：y 和 x 一模一样，模型只要抄输入就能「答对」",
+        en="The target is not shifted: y equals x, so copying the input "
+        "would \"answer\"",
+        fix={"zh": "target 是 input 右移一位：x = tokens[i:i+block_size]，y = tokens[i+1:i+block_size+1]；"
+                "shift_pairs 返回 (tokens[:-1], tokens[1:])",
+             "en": "The target is the input shifted by one: x = tokens[i:i+block_size], "
+                "y = tokens[i+1:i+block_size+1]; shift_pairs returns (tokens[:-1], "
+                "tokens[1:])"},
         overrides={"shift_pairs": _shift_pairs_not_shifted, "make_windows": _make_windows_not_shifted},
         hint=1,
     ),
     Mistake(
-        id="shifted_wrong_way",
+        id='shifted_wrong_way',
         section="5.2",
-        zh="方向反了：x 和 y 对调，成了用后一个 token 预测前一个。模型在每个位置预测「右移一位」的 token"
-        "（见 5.2）",
-        en="Shifted the wrong way: x and y are swapped, predicting each token from the next one. "
-        "The model predicts the token one to the right (5.2)",
+        zh="方向反了：x 和 y 对调，成了用后一个 token 预测前一个",
+        en="Shifted the wrong way: x and y are swapped, predicting each "
+        "token from the next one",
+        fix={"zh": "inputs 是 tokens[:-1]，targets 是 tokens[1:]（不是反过来）；窗口里 x 从 i 开始、"
+                "y 从 i+1 开始",
+             "en": "inputs are tokens[:-1], targets tokens[1:] (not the other way "
+                "round); in a window x starts at i and y at i+1"},
         overrides={"shift_pairs": _shift_pairs_wrong_way, "make_windows": _make_windows_wrong_way},
         hint=1,
     ),
     Mistake(
-        id="stride_ignored",
+        id='stride_ignored',
         section=_SECTION,
-        zh="stride 被忽略了：窗口起点应该是 0, stride, 2*stride, …，而不是每次前进 1",
-        en="stride is ignored: windows start at 0, stride, 2*stride, …, not at every position",
+        zh="stride 被忽略了：不管 stride 是几，窗口起点总是每次只前进 1",
+        en="stride is ignored: whatever stride is, the windows start at "
+        "every position",
+        fix={"zh": "起点是 0, stride, 2*stride, …：循环里 i += stride（count_targets 也按 "
+                "stride 数窗口）",
+             "en": "Starts are 0, stride, 2*stride, …: i += stride in the loop (and "
+                "count_targets counts windows by stride too)"},
         overrides={"make_windows": _make_windows_stride_ignored, "count_targets": _count_targets_stride_ignored},
         hint=3,
     ),
     Mistake(
-        id="counted_windows_not_targets",
+        id='counted_windows_not_targets',
         section="5.2",
-        zh="count_targets 数的是窗口个数，不是目标个数：每个窗口有 block_size 个目标"
-        "（见 5.2：长度为 T 的序列能同时产生约 T 个训练目标）",
-        en="count_targets counts windows, not targets: each window holds block_size targets "
-        "(5.2: a sequence of length T yields about T training targets)",
+        zh="count_targets 数的是窗口个数，不是目标个数",
+        en="count_targets counts windows, not targets",
+        fix={"zh": "每个窗口有 block_size 个目标：返回 窗口数 × block_size",
+             "en": "Each window holds block_size targets: return the number of windows "
+                "× block_size"},
         overrides={"count_targets": _count_targets_windows_only},
         hint=3,
     ),

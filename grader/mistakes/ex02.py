@@ -100,52 +100,64 @@ def _masked_mean_nll_log2(logits, labels, ignore_index=-100):
 
 MISTAKES = [
     Mistake(
-        id="no_max_subtraction",
+        id='no_max_subtraction',
         section="5.5",
-        zh="没有先减去最大值：logits 很大（如 1e4）时 exp 溢出成 inf，结果变成 nan/inf。"
-        "先减去最大值再 exp，概率不变（见 5.5：shifted = [0, -1, -2, -3]）",
-        en="The max is not subtracted first: with large logits (1e4) exp overflows to inf and the "
-        "result is nan/inf. Subtracting the max leaves the probabilities unchanged (5.5)",
+        zh="没有先减去最大值：logits 很大（如 1e4）时 exp 溢出成 inf，结果变成 nan 或 inf",
+        en="The max is not subtracted first: with large logits (1e4) exp "
+        "overflows to inf and the result is nan or inf",
+        fix={"zh": "先 m = z.max(dim=-1, keepdim=True)，再对 z - m 做 exp；log Σ exp(z)"
+                " = m + log Σ exp(z - m)",
+             "en": "First m = z.max(dim=-1, keepdim=True), then exp of z - m; log "
+                "Σ exp(z) = m + log Σ exp(z - m)"},
         overrides={"stable_softmax": _stable_softmax_no_max, "nll": _nll_no_max,
                    "masked_mean_nll": _masked_mean_nll_no_max},
         hint=2,
     ),
     Mistake(
-        id="softmax_twice",
+        id='softmax_twice',
         section="5.3",
-        zh="先做了 softmax，又把概率当成 logits 再算一次交叉熵（softmax 做了两遍）："
-        "交叉熵内部已经完成 log-softmax，直接对 logits 算（见 5.3：不要先手动 softmax 再交叉熵）",
-        en="Softmax was applied, then the probabilities were treated as logits by the cross-entropy "
-        "(softmax twice): work on the logits directly (5.3: do not softmax before the cross-entropy)",
+        zh="softmax 做了两遍：先把 logits 变成概率，又把概率当成 logits 算交叉熵",
+        en="Softmax twice: the logits were turned into probabilities, then "
+        "the probabilities were treated as logits by the cross-entropy",
+        fix={"zh": "nll 直接对 logits 算：log-sum-exp(z) - z[label]，不要先 softmax",
+             "en": "Compute nll on the logits directly: log-sum-exp(z) - z[label], "
+                "no softmax first"},
         overrides={"nll": _nll_softmax_twice, "masked_mean_nll": _masked_mean_nll_softmax_twice},
         hint=1,
     ),
     Mistake(
-        id="mean_includes_ignored",
+        id='mean_includes_ignored',
         section="5.5",
-        zh="被忽略的位置（label == ignore_index）也算进了分母：平均只对有效位置取，分母是有效 token 数"
-        "（见 5.5 末段：labels 为 -100 的位置不进入平均）",
-        en="Ignored positions (label == ignore_index) are counted in the denominator: the mean is over "
-        "the valid positions only (5.5, last paragraph: -100 positions do not enter the mean)",
+        zh="平均的分母不对：被忽略的位置（label == ignore_index）也被算进了分母",
+        en="The mean has the wrong denominator: ignored positions (label "
+        "== ignore_index) are counted in it",
+        fix={"zh": "分母是有效位置的个数 (labels != ignore_index).sum()，不是 labels.numel()",
+             "en": "The denominator is the number of valid positions, (labels != "
+                "ignore_index).sum(), not labels.numel()"},
         overrides={"masked_mean_nll": _masked_mean_nll_all_positions},
         hint=3,
     ),
     Mistake(
-        id="sum_not_mean",
+        id='sum_not_mean',
         section="5.5",
-        zh="求了和而不是平均：一个 batch 的交叉熵对所有有效位置取平均（见 5.5 末段）",
-        en="Summed instead of averaged: a batch's cross-entropy is the mean over the valid positions "
-        "(5.5, last paragraph)",
+        zh="求了和而不是平均：一个 batch 的交叉熵应当是有效位置上的平均",
+        en="Summed instead of averaged: a batch's cross-entropy is the mean "
+        "over the valid positions",
+        fix={"zh": "把有效位置的 NLL 之和除以有效位置的个数",
+             "en": "Divide the sum of the valid positions' NLL by the number of "
+                "valid positions"},
         overrides={"masked_mean_nll": _masked_mean_nll_sum},
         hint=3,
     ),
     Mistake(
-        id="log2_not_ln",
+        id='log2_not_ln',
         section="5.5",
-        zh="用了以 2 为底的对数：交叉熵用自然对数 ln（见 5.5：-log(0.087) ≈ 2.44 是自然对数；"
-        "log2 会得到 3.52）",
-        en="log base 2 was used: the cross-entropy uses the natural log (5.5: -ln(0.087) ≈ 2.44; "
-        "log2 would give 3.52)",
+        zh="对数的底不对：交叉熵用自然对数，这里用的是以 2 为底",
+        en="The wrong logarithm: the cross-entropy uses the natural log, "
+        "this is base 2",
+        fix={"zh": "用 torch.log / math.log（自然对数），不要用 log2，也不要除以 ln 2",
+             "en": "Use torch.log / math.log (natural log), not log2, and do not "
+                "divide by ln 2"},
         overrides={"nll": _nll_log2, "masked_mean_nll": _masked_mean_nll_log2,
                    "HAND_NLL_LABEL_A": 0.6351},
         hint=2,

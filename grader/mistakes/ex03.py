@@ -43,41 +43,55 @@ def _count_params_tied_twice(module):
 
 MISTAKES = [
     Mistake(
-        id="tied_untied_swapped",
+        id='tied_untied_swapped',
         section="5.4、5.7 练习 3",
-        zh="共享与不共享弄反了：不共享（tied=False）时 embedding 和 LM Head 是两张 V × C 的表，共 2 × V × C；"
-        "共享时只有一张（见 5.4「再加 embedding/LM head」与 5.7 练习 3）",
-        en="Tied and untied are swapped: untied (tied=False) means two V × C tables, embedding and "
-        "LM head, 2 × V × C in all; tied means one (5.4 and 5.7 exercise 3)",
+        zh="共享与不共享弄反了：tied=False 和 tied=True 的结果对调了",
+        en="Tied and untied are swapped: the counts for tied=False and tied=True "
+        "are the other way round",
+        fix={"zh": "不共享（tied=False）时 embedding 和 LM Head 是两张 V × C 的表：2 * V * C；"
+                "共享时一张：V * C",
+             "en": "Untied (tied=False): two V × C tables, embedding and LM head: "
+                "2 * V * C; tied: one, V * C"},
         overrides={"embedding_params": _embedding_params_swapped, "gpt_params": _gpt_params_swapped,
                    "ANSWER_PARAMS": 204_800_000, "ANSWER_FP16_BYTES": 409_600_000},
         hint=2,
     ),
     Mistake(
-        id="c2_not_12c2",
+        id='c2_not_12c2',
         section="5.4",
-        zh="每层只算了 C²：Q/K/V/O 约 4C²，MLP 约 8C²，每层合计约 12 × C²（见 5.4）",
-        en="Only C² per layer: Q/K/V/O are about 4C², the MLP about 8C², 12 × C² per layer (5.4)",
+        zh="每层的参数少算了：只算了一个 C²，漏了注意力和 MLP 里其余的大矩阵",
+        en="Too few parameters per layer: one C² only, the other big matrices "
+        "of attention and the MLP are missing",
+        fix={"zh": "每层 12 * C**2（Q、K、V、O 共 4C²，MLP 8C²）；gpt_params = 12 * L * C**2 "
+                "+ embedding_params",
+             "en": "Per layer 12 * C**2 (Q, K, V, O: 4C², MLP: 8C²); gpt_params "
+                "= 12 * L * C**2 + embedding_params"},
         overrides={"block_params": _block_params_c2, "gpt_params": _gpt_params_c2},
         hint=1,
     ),
     Mistake(
-        id="fp16_as_fp32_bytes",
+        id='fp16_as_fp32_bytes',
         section="5.7 练习 3",
-        zh="FP16 / BF16 按 4 字节算了：16 位 = 2 字节，FP32 才是 4 字节"
-        "（见 5.7 练习 3：4.096 亿参数的 FP16 权重约 8.192 亿字节）",
-        en="FP16 / BF16 counted as 4 bytes: 16 bits are 2 bytes, only FP32 takes 4 "
-        "(5.7 exercise 3: 409.6M FP16 weights are about 819.2M bytes)",
+        zh="FP16 / BF16 每个参数的字节数算错了（按 FP32 算了）",
+        en="The bytes per parameter of FP16 / BF16 are wrong (counted as "
+        "FP32)",
+        fix={"zh": "16 位 = 2 字节：fp16 / bf16 每个参数 2 字节，fp32 4 字节，fp64 8 字节，int8 1 "
+                "字节",
+             "en": "16 bits are 2 bytes: fp16 / bf16 take 2 bytes per parameter, "
+                "fp32 4, fp64 8, int8 1"},
         overrides={"weight_bytes": _weight_bytes_fp32_for_fp16, "ANSWER_FP16_BYTES": 1_638_400_000},
         hint=2,
     ),
     Mistake(
-        id="tied_weight_counted_twice",
+        id='tied_weight_counted_twice',
         section="5.4",
-        zh="共享的权重算了两次：embedding 和 LM Head 共用同一个 Parameter 时，它只占一份参数"
-        "（model.parameters() 默认就会去重；见 5.4）",
-        en="A tied weight is counted twice: when the embedding and the LM head share one Parameter, "
-        "it is one set of parameters (model.parameters() already removes duplicates; 5.4)",
+        zh="共享的权重算了两次：同一个 Parameter 出现在两个地方，被数了两遍",
+        en="A tied weight is counted twice: one Parameter in two places "
+        "was counted in both",
+        fix={"zh": "用 module.parameters()（默认去重）：sum(p.numel() for p in module.parameters()"
+                " if p.requires_grad)",
+             "en": "Use module.parameters() (it removes duplicates): sum(p.numel()"
+                " for p in module.parameters() if p.requires_grad)"},
         overrides={"count_params": _count_params_tied_twice},
         hint=3,
     ),

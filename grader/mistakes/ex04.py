@@ -86,60 +86,77 @@ def _causal_mask_transposed(T):
 
 MISTAKES = [
     Mistake(
-        id="argmax_not_sampling",
+        id='argmax_not_sampling',
         section=_GEN,
-        zh="用了 argmax 而不是按概率抽签：应当 softmax 后调用一次 torch.multinomial(probs, num_samples=1, "
-        "generator=generator)（见 bigram 一课：multinomial 是按概率抽签不是取最大，argmax 会让输出陷入循环）",
-        en="argmax instead of sampling: softmax, then one torch.multinomial(probs, num_samples=1, "
-        "generator=generator) (bigram lesson: multinomial samples, argmax makes the output loop)",
+        zh="生成时取了最大值，没有按概率抽签：同一个上下文总是接同一个 token",
+        en="generate takes the maximum instead of sampling: one context "
+        "is always followed by the same token",
+        fix={"zh": "softmax 之后调用一次 torch.multinomial(probs, num_samples=1, generator=generator)"
+                "，不要 argmax",
+             "en": "After the softmax, call torch.multinomial(probs, num_samples=1, "
+                "generator=generator) once; no argmax"},
         overrides={"generate": _generate_argmax},
         hint=2,
     ),
     Mistake(
-        id="all_positions_not_last",
+        id='all_positions_not_last',
         section=_GEN,
-        zh="用了全部位置而不是最后一个：生成时只要 logits[:, -1, :]；prefix_logits 要对每个前缀单独调用一次模型、"
-        "取它的最后一个位置（见 bigram 一课「为什么只取最后一个位置」）",
-        en="All positions instead of the last: generation uses logits[:, -1, :] only; prefix_logits calls "
-        "the model once per prefix and keeps its last position (bigram lesson, \"why only the last position\")",
+        zh="用了全部位置而不是最后一个：每一步只有最后一个位置的预测是新的",
+        en="All positions instead of the last: at each step only the last "
+        "position's prediction is new",
+        fix={"zh": "generate 里取 model(context)[:, -1, :]；prefix_logits 对每个 t 调用 "
+                "model(idx[:, :t+1]) 并取 [:, -1, :]",
+             "en": "In generate take model(context)[:, -1, :]; prefix_logits calls "
+                "model(idx[:, :t+1]) for each t and keeps [:, -1, :]"},
         overrides={"generate": _generate_all_positions, "prefix_logits": _prefix_logits_one_call},
         hint=1,
     ),
     Mistake(
-        id="context_not_cropped",
+        id='context_not_cropped',
         section="5.7 练习 4",
-        zh="没有把上下文裁到最后 block_size 个 token：每一步先 idx[:, -block_size:] 再喂给模型"
-        "（模型的位置表只有 block_size 行）",
-        en="The context is not cropped to the last block_size tokens: feed idx[:, -block_size:] to the "
-        "model each step (its position table has only block_size rows)",
+        zh="上下文没有裁到 block_size：序列变长后整段都喂给了模型",
+        en="The context is not cropped to block_size: the whole growing "
+        "sequence is fed to the model",
+        fix={"zh": "每一步先 context = idx[:, -block_size:]（block_size 不是 None 时），再 "
+                "model(context)",
+             "en": "Each step, context = idx[:, -block_size:] (when block_size is "
+                "not None), then model(context)"},
         overrides={"generate": _generate_no_crop},
         hint=2,
     ),
     Mistake(
-        id="temperature_multiplied",
+        id='temperature_multiplied',
         section=_GEN,
-        zh="temperature 乘错了：logits 要除以 temperature 再 softmax（见 bigram 一课：logits 除以 T 再 softmax）",
-        en="Temperature multiplied: divide the logits by temperature, then softmax "
-        "(bigram lesson: divide the logits by T before the softmax)",
+        zh="temperature 用反了：logits 乘了 temperature（温度越高分布反而越尖）",
+        en="The temperature works backwards: the logits are multiplied by "
+        "it (a higher temperature sharpens)",
+        fix={"zh": "logits / temperature，再 softmax",
+             "en": "logits / temperature, then the softmax"},
         overrides={"generate": _generate_temperature_multiplied},
         hint=3,
     ),
     Mistake(
-        id="mask_without_diagonal",
+        id='mask_without_diagonal',
         section="5.7 练习 4",
-        zh="mask 漏了对角线：位置 i 要能看见自己（j <= i，含 j == i），否则第一个位置什么都看不见",
-        en="The mask leaves out the diagonal: position i must see itself (j <= i, including j == i); "
-        "otherwise the first position sees nothing",
+        zh="mask 漏了对角线：位置 i 看不见它自己，第一个位置什么都看不见",
+        en="The mask leaves out the diagonal: position i cannot see itself, "
+        "the first position sees nothing",
+        fix={"zh": "torch.tril(torch.ones(T, T, dtype=torch.bool))（diagonal=0，含 "
+                "j == i）",
+             "en": "torch.tril(torch.ones(T, T, dtype=torch.bool)) (diagonal=0, "
+                "j == i included)"},
         overrides={"causal_mask": _causal_mask_no_diagonal},
         hint=3,
     ),
     Mistake(
-        id="mask_transposed",
+        id='mask_transposed',
         section="5.7 练习 4",
-        zh="mask 转置了（上三角）：(i, j) 是「位置 i 能否看见位置 j」，只能看过去 j <= i，是下三角"
-        "（见 bigram 一课：第 3 个位置不能偷看第 5 个位置的答案）",
-        en="The mask is transposed (upper triangle): (i, j) says whether position i may see j; only the "
-        "past, j <= i, the lower triangle (bigram lesson: position 3 must not peek at position 5)",
+        zh="mask 转置了（上三角）：每个位置看见的是未来，不是过去",
+        en="The mask is transposed (upper triangle): each position sees "
+        "the future, not the past",
+        fix={"zh": "下三角 torch.tril(...)：(i, j) 为 True 当且仅当 j <= i",
+             "en": "The lower triangle, torch.tril(...): (i, j) is True iff j <= "
+                "i"},
         overrides={"causal_mask": _causal_mask_transposed},
         hint=3,
     ),

@@ -47,52 +47,62 @@ def _lm_loss_softmax_first(logits, labels):
 
 MISTAKES = [
     Mistake(
-        id="view_v_bt",
+        id='view_v_bt',
         section="5.6",
-        zh="展平顺序错了：view(V, B*T) 形状对但行错位，要用 view(B*T, V)"
-        "（见 5.6 与 bigram 一课「view 拉平为什么不会错位」）",
-        en="Wrong flattening order: view(V, B*T) has the right shape but scrambled rows; use "
-        "view(B*T, V) (5.6 and the bigram lesson, \"why view does not scramble the rows\")",
+        zh="展平顺序错了：logits 的形状凑对了，但每一行不再是一个位置 (b, t) 的 V 个分数",
+        en="Wrong flattening order: the flat logits have the right shape, "
+        "but a row is no longer the V scores of one position (b, t)",
+        fix={"zh": "logits.view(B*T, V)（不是 view(V, B*T) 再转置），labels.view(B*T)",
+             "en": "logits.view(B*T, V) (not view(V, B*T) and a transpose), labels.view(B*T)"},
         overrides={"lm_loss": _lm_loss_view_v_bt},
         hint=3,
     ),
     Mistake(
-        id="labels_not_shifted",
+        id='labels_not_shifted',
         section="5.2、5.6",
-        zh="labels 没有右移：labels = token_ids[:, 1:]，input_ids = token_ids[:, :-1]"
-        "（见 5.2：input [12, 9, 31, 7] → target [9, 31, 7, 5]）",
-        en="The labels are not shifted: labels = token_ids[:, 1:], input_ids = token_ids[:, :-1] "
-        "(5.2: input [12, 9, 31, 7] → target [9, 31, 7, 5])",
+        zh="labels 没有右移：每个位置的标签就是它自己的输入 token",
+        en="The labels are not shifted: each position's label is its own "
+        "input token",
+        fix={"zh": "input_ids = token_ids[:, :-1]，labels = token_ids[:, 1:]",
+             "en": "input_ids = token_ids[:, :-1], labels = token_ids[:, 1:]"},
         overrides={"make_lm_batch": _make_lm_batch_not_shifted},
         hint=1,
     ),
     Mistake(
-        id="shifted_twice",
+        id='shifted_twice',
         section="5.2、5.6",
-        zh="错位了两次：make_lm_batch 已经把 labels 右移一位，lm_loss 里不要再 logits[:, :-1] / labels[:, 1:] 一次"
-        "（见 5.2；lm_loss 直接把 (B, T, V) 展平成 (B*T, V)）",
-        en="Shifted twice: make_lm_batch already shifts the labels; lm_loss must not do "
-        "logits[:, :-1] / labels[:, 1:] again (5.2; lm_loss flattens (B, T, V) to (B*T, V) directly)",
+        zh="错位了两次：make_lm_batch 已经把 labels 右移过，lm_loss 里又错了一次",
+        en="Shifted twice: make_lm_batch already shifted the labels, and "
+        "lm_loss shifts them again",
+        fix={"zh": "lm_loss 里不要再 logits[:, :-1] / labels[:, 1:]，直接展平 (B, T, V) → "
+                "(B*T, V)",
+             "en": "No logits[:, :-1] / labels[:, 1:] in lm_loss: flatten (B, T, "
+                "V) to (B*T, V) directly"},
         overrides={"lm_loss": _lm_loss_shifted_again},
         hint=1,
     ),
     Mistake(
-        id="pad_not_masked",
+        id='pad_not_masked',
         section="5.5",
-        zh="pad 没有被 mask：labels 中等于 pad_id 的位置要换成 -100，才不进入平均"
-        "（见 5.5 末段：labels 为 -100 的位置不进入平均）",
-        en="Padding is not masked: labels equal to pad_id must become -100 so they stay out of the mean "
-        "(5.5, last paragraph)",
+        zh="pad 没有被 mask：等于 pad_id 的标签也进了平均",
+        en="Padding is not masked: labels equal to pad_id enter the mean",
+        fix={"zh": "labels[labels == pad_id] = -100（pad_id 不是 None 时），cross_entropy "
+                "的 ignore_index=-100 会跳过它们",
+             "en": "labels[labels == pad_id] = -100 (when pad_id is not None); cross_entropy's "
+                "ignore_index=-100 skips them"},
         overrides={"make_lm_batch": _make_lm_batch_pad_not_masked},
         hint=2,
     ),
     Mistake(
-        id="softmax_before_loss",
+        id='softmax_before_loss',
         section="5.3",
-        zh="在交叉熵之前做了 softmax：F.cross_entropy 内部已经完成 log-softmax，直接传 logits"
-        "（见 5.3：不要先手动 softmax 再交叉熵）",
-        en="Softmax before the loss: F.cross_entropy already does the log-softmax, pass the logits "
-        "(5.3: do not softmax before the cross-entropy)",
+        zh="交叉熵之前做了 softmax：交给 cross_entropy 的是概率而不是 logits",
+        en="Softmax before the loss: cross_entropy is given probabilities, "
+        "not logits",
+        fix={"zh": "F.cross_entropy(logits.view(B*T, V), labels.view(B*T), ignore_index=-100)"
+                "，不要先 softmax",
+             "en": "F.cross_entropy(logits.view(B*T, V), labels.view(B*T), ignore_index=-100)"
+                ", no softmax first"},
         overrides={"lm_loss": _lm_loss_softmax_first},
         hint=2,
     ),

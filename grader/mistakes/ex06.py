@@ -72,42 +72,47 @@ class _DecodeDropsLastTokenizer:
 
 MISTAKES = [
     Mistake(
-        id="unsorted_vocab",
+        id='unsorted_vocab',
         section=_SECTION,
-        zh="词表没有排序：编号和课文对不上（课文里 0 是换行、1 是空格、'h' 是 46）。"
-        "用 sorted(set(text))（见 bigram 一课「数据换了，切法也得换」：词表按 ASCII 排序）",
-        en="The vocabulary is not sorted, so the ids differ from the lesson's (0 is the newline, "
-        "1 the space, 'h' is 46). Use sorted(set(text)) (bigram lesson, \"the data changed\": "
-        "the vocabulary is in ASCII order)",
+        zh="词表没有排序：字符的编号和课文对不上（课文里 0 是换行、1 是空格、'h' 是 46）",
+        en="The vocabulary is not sorted, so the ids differ from the lesson's "
+        "(0 is the newline, 1 the space, 'h' is 46)",
+        fix={"zh": "chars = sorted(set(text))，stoi = {ch: i for i, ch in enumerate(chars)"
+                "}",
+             "en": "chars = sorted(set(text)), stoi = {ch: i for i, ch in enumerate(chars)"
+                "}"},
         overrides={"CharTokenizer": _UnsortedTokenizer},
         hint=2,
     ),
     Mistake(
-        id="off_by_one_ids",
+        id='off_by_one_ids',
         section=_SECTION,
-        zh="编号差一：编号要从 0 开始（enumerate 默认就是 0），换行符是 0 号"
-        "（见 bigram 一课「数据换了，切法也得换」）",
-        en="Ids off by one: ids start at 0 (enumerate's default); the newline is id 0 "
-        "(bigram lesson, \"the data changed\")",
+        zh="编号差一：所有编号都比课文的大 1（换行应当是 0 号）",
+        en="Ids off by one: every id is one more than the lesson's (the "
+        "newline should be id 0)",
+        fix={"zh": "enumerate(chars) 从 0 开始，不要 start=1",
+             "en": "enumerate(chars) from 0, no start=1"},
         overrides={"CharTokenizer": _OffByOneTokenizer},
         hint=2,
     ),
     Mistake(
-        id="decode_skips_id0",
+        id='decode_skips_id0',
         section="bigram 一课「token 是自己定义的」",
-        zh="decode 丢了字符：编号 0（换行）被当成「假」跳过了；decode(encode(s)) 必须原样还原 s"
-        "（见 bigram 一课「token 是自己定义的」）",
-        en="decode drops characters: id 0 (the newline) is falsy and got skipped; "
-        "decode(encode(s)) must give s back (bigram lesson, \"a token is what you define\")",
+        zh="decode 丢了编号 0（换行）：它被当成「假」跳过了，decode(encode(s)) 还原不出 s",
+        en="decode drops id 0 (the newline): it is falsy and got skipped, "
+        "so decode(encode(s)) does not give s back",
+        fix={"zh": "\"\".join(self.itos[int(i)] for i in ids)，不要写 if i",
+             "en": "\"\".join(self.itos[int(i)] for i in ids), without an if i"},
         overrides={"CharTokenizer": _DecodeSkipsZeroTokenizer},
         hint=3,
     ),
     Mistake(
-        id="decode_drops_last",
+        id='decode_drops_last',
         section="bigram 一课「token 是自己定义的」",
-        zh="decode 丢了最后一个字符：每个编号都要还原（见 bigram 一课「token 是自己定义的」）",
-        en="decode drops the last character: every id must be decoded "
-        "(bigram lesson, \"a token is what you define\")",
+        zh="decode 丢了最后一个字符：最后一个编号没有被还原",
+        en="decode drops the last character: the last id is not decoded",
+        fix={"zh": "遍历全部 ids（不要 range(len(ids) - 1)）",
+             "en": "Go over all the ids (not range(len(ids) - 1))"},
         overrides={"CharTokenizer": _DecodeDropsLastTokenizer},
         hint=3,
     ),

@@ -36,23 +36,24 @@ def _split_round_up(data, train_frac=0.9):
 
 MISTAKES = [
     Mistake(
-        id="shuffled_before_split",
+        id='shuffled_before_split',
         section=_SECTION,
-        zh="切之前打乱了：文本是连续的，打乱会让验证集的句子跟训练集的上下文相连，信息泄漏。"
-        "按位置切：train = data[:n]，val = data[n:]（见 bigram 一课「数据换了，切法也得换」：按位置切，不能打乱）",
-        en="Shuffled before splitting: the text is continuous, so shuffling joins validation "
-        "sentences to training context (a leak). Split by position: data[:n], data[n:] "
-        "(bigram lesson, \"the data changed\": split by position, never shuffle)",
+        zh="切之前打乱了：文本是连续的，打乱会让验证集的句子跟训练集的上下文相连（信息泄漏）",
+        en="Shuffled before splitting: the text is continuous, so shuffling "
+        "joins validation sentences to training context (a leak)",
+        fix={"zh": "只按位置切：train = data[:n]，val = data[n:]",
+             "en": "Split by position only: train = data[:n], val = data[n:]"},
         overrides={"split_train_val": _split_shuffled},
         hint=2,
     ),
     Mistake(
-        id="n_rounded_up",
+        id='n_rounded_up',
         section=_SECTION,
-        zh="n 向上取整了：要用 int(train_frac * len(data))（向下截断），tiny Shakespeare 上"
-        "train 是 1,003,854 个字符（见 bigram 一课「数据换了，切法也得换」）",
-        en="n was rounded up: use int(train_frac * len(data)) (truncates); on tiny Shakespeare "
-        "train has 1,003,854 characters (bigram lesson, \"the data changed\")",
+        zh="n 向上取整了：train 多了一个元素",
+        en="n is rounded up: train has one element too many",
+        fix={"zh": "n = int(train_frac * len(data))（int 向下截断，不要 round 或 math.ceil）",
+             "en": "n = int(train_frac * len(data)) (int truncates; no round, no "
+                "math.ceil)"},
         overrides={"split_train_val": _split_round_up},
         hint=3,
     ),

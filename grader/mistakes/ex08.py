@@ -37,35 +37,36 @@ def _get_batch_swapped(data, block_size, batch_size, generator=None):
 
 MISTAKES = [
     Mistake(
-        id="randint_bound_plus_one",
+        id='randint_bound_plus_one',
         section=_SECTION,
-        zh="起点的上界多了 1：torch.randint(len(data) - block_size + 1, …) 会抽到 len(data) - block_size，"
-        "这时 y 的最后一个越界。上界是 len(data) - block_size（不含），最大起点是 len(data) - block_size - 1"
-        "（见 bigram 一课「一个片段含 T 条样本」：长度 T+1 的片段才有 T 条样本）",
-        en="The start bound is one too large: randint(len(data) - block_size + 1, …) can draw "
-        "len(data) - block_size, and y's last item is then out of range. The bound is "
-        "len(data) - block_size (exclusive) (bigram lesson, \"one chunk holds T examples\": "
-        "a chunk of T+1 gives T examples)",
+        zh="起点的上界多了 1：可能抽到最后一个非法的起点，那时 y 的最后一个越界",
+        en="The start bound is one too large: the one illegal last start "
+        "can be drawn, and y's last item is then out of range",
+        fix={"zh": "ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator)"
+                "（上界不含，不要 + 1）",
+             "en": "ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator)"
+                " (exclusive bound, no + 1)"},
         overrides={"get_batch": _get_batch_bound_plus_one},
         hint=2,
     ),
     Mistake(
-        id="y_not_shifted",
+        id='y_not_shifted',
         section=_SECTION,
-        zh="y 没有右移：y 应该是 data[i+1 : i+block_size+1]，即 x 右移一位"
-        "（见 bigram 一课「一个片段含 T 条样本」：y = train_data[1:9]，答案 = x 右移一位）",
-        en="y is not shifted: y must be data[i+1 : i+block_size+1], x shifted by one "
-        "(bigram lesson, \"one chunk holds T examples\": y = train_data[1:9])",
+        zh="y 没有右移：y 和 x 一样",
+        en="y is not shifted: y equals x",
+        fix={"zh": "y[b] = data[ix[b]+1 : ix[b]+block_size+1]",
+             "en": "y[b] = data[ix[b]+1 : ix[b]+block_size+1]"},
         overrides={"get_batch": _get_batch_y_not_shifted},
         hint=2,
     ),
     Mistake(
-        id="batch_time_swapped",
+        id='batch_time_swapped',
         section=_SECTION,
-        zh="B 和 T 两个维度对调了：x、y 的形状应该是 (batch_size, block_size)，每一行是一个片段"
-        "（见 bigram 一课「(B, T) 两个维度」：32 页卷子、每页 8 道填空）",
-        en="Batch and time are swapped: x and y must be (batch_size, block_size), one chunk per "
-        "row (bigram lesson, \"the two dimensions (B, T)\")",
+        zh="B 和 T 两个维度对调了：每一列才是一个片段",
+        en="Batch and time are swapped: each column, not each row, is one "
+        "chunk",
+        fix={"zh": "torch.stack([...]) 沿第 0 维叠（dim=0），x、y 的形状是 (batch_size, block_size)",
+             "en": "torch.stack([...]) along dim 0; x and y are (batch_size, block_size)"},
         overrides={"get_batch": _get_batch_swapped},
         hint=3,
     ),

@@ -62,43 +62,51 @@ class _GenerateFromFirst(_Base):
 
 MISTAKES = [
     Mistake(
-        id="view_C_BT",
+        id='view_C_BT',
         section="bigram 一课「view 拉平为什么不会错位」",
-        zh="展平顺序错了：view(C, B*T) 形状对、不报错，但每一行不再是一个完整的位置。"
-        "要用 logits.view(B*T, C)，第 b*T+t 行才是位置 (b, t)（见 bigram 一课「view 拉平为什么不会错位」）",
-        en="Wrong flattening: view(C, B*T) has the right size and raises nothing, but rows no "
-        "longer hold one position each. Use logits.view(B*T, C): row b*T+t is position (b, t) "
-        "(bigram lesson, \"why view does not misalign rows\")",
+        zh="展平顺序错了：形状对、不报错，但每一行不再是一个完整的位置",
+        en="Wrong flattening: the right size and no error, but rows no longer "
+        "hold one position each",
+        fix={"zh": "logits.view(B*T, C) 配 targets.view(B*T)：第 b*T+t 行才是位置 (b, t)",
+             "en": "logits.view(B*T, C) with targets.view(B*T): row b*T+t is position "
+                "(b, t)"},
         overrides={"BigramLanguageModel": _ViewCBT},
         hint=2,
     ),
     Mistake(
-        id="softmax_before_cross_entropy",
+        id='softmax_before_cross_entropy',
         section="5.3",
-        zh="交叉熵之前先做了 softmax：F.cross_entropy 自己会做 log-softmax，直接喂 logits"
-        "（见 5.3「Logits 不是概率」）",
-        en="softmax before cross-entropy: F.cross_entropy does the log-softmax itself; give it "
-        "the logits (section 5.3, \"logits are not probabilities\")",
+        zh="交叉熵之前先做了 softmax：交给 cross_entropy 的是概率，不是 logits",
+        en="softmax before cross-entropy: cross_entropy is given probabilities, "
+        "not logits",
+        fix={"zh": "F.cross_entropy(logits.view(B*T, C), targets.view(B*T))，直接喂 "
+                "logits",
+             "en": "F.cross_entropy(logits.view(B*T, C), targets.view(B*T)), the "
+                "logits directly"},
         overrides={"BigramLanguageModel": _SoftmaxBeforeCE},
         hint=2,
     ),
     Mistake(
-        id="argmax_in_generate",
+        id='argmax_in_generate',
         section="bigram 一课「generate：自回归的全部」",
-        zh="generate 用了 argmax：应该按概率抽签 torch.multinomial(probs, 1, generator=generator)，"
-        "argmax 会让输出陷入循环（见 bigram 一课「generate：自回归的全部」）",
-        en="argmax in generate: sample with torch.multinomial(probs, 1, generator=generator); "
-        "argmax makes the output loop (bigram lesson, \"generate: all there is to autoregression\")",
+        zh="generate 用了 argmax：没有按概率抽签，输出会陷入循环",
+        en="argmax in generate: no sampling, so the output falls into a "
+        "loop",
+        fix={"zh": "probs = F.softmax(logits[:, -1, :], dim=-1)；torch.multinomial(probs, "
+                "1, generator=generator)",
+             "en": "probs = F.softmax(logits[:, -1, :], dim=-1); torch.multinomial(probs, "
+                "1, generator=generator)"},
         overrides={"BigramLanguageModel": _ArgmaxGenerate},
         hint=3,
     ),
     Mistake(
-        id="generate_from_first_position",
+        id='generate_from_first_position',
         section="bigram 一课「❗ 为什么只取最后一个位置」",
-        zh="generate 取的是第 0 个位置：要用最后一个位置 logits[:, -1, :]，前 T−1 个预测对应的字符"
-        "已经在序列里了（见 bigram 一课「为什么只取最后一个位置」）",
-        en="generate used position 0: take the last position, logits[:, -1, :]; the first T-1 "
-        "predictions are already in the sequence (bigram lesson, \"why only the last position\")",
+        zh="generate 用的不是最后一个位置：前 T−1 个预测对应的字符已经在序列里了",
+        en="generate does not use the last position: the first T-1 predictions "
+        "are already in the sequence",
+        fix={"zh": "取 logits[:, -1, :]（不是 logits[:, 0, :]）",
+             "en": "Take logits[:, -1, :] (not logits[:, 0, :])"},
         overrides={"BigramLanguageModel": _GenerateFromFirst},
         hint=3,
     ),

@@ -43,52 +43,56 @@ def _small_init_zeros(embedding, std=0.01):
 
 MISTAKES = [
     Mistake(
-        id="log2_not_ln",
+        id='log2_not_ln',
         section=_SECTION,
-        zh="用了以 2 为底的对数：交叉熵用自然对数，均匀瞎猜是 ln V（65 个字符是 4.174）"
-        "（见 bigram 一课「初始 loss 比瞎猜还差一半」）",
-        en="log base 2: cross-entropy uses the natural log; a uniform guess is ln V (4.174 for 65) "
-        "(bigram lesson, \"the initial loss is twice as bad as guessing\")",
+        zh="对数的底不对：交叉熵用自然对数，这里是以 2 为底",
+        en="The wrong logarithm: cross-entropy uses the natural log, this "
+        "is base 2",
+        fix={"zh": "uniform_loss 返回 math.log(vocab_size)",
+             "en": "uniform_loss returns math.log(vocab_size)"},
         overrides={"uniform_loss": _uniform_loss_log2},
         hint=2,
     ),
     Mistake(
-        id="percent_not_fraction",
+        id='percent_not_fraction',
         section=_SECTION,
-        zh="返回了百分数：要返回小数 exp(-loss)，4.87 → 0.0077（即 0.77%）"
-        "（见 bigram 一课「初始 loss 比瞎猜还差一半」）",
-        en="A percentage: return the fraction exp(-loss), 4.87 → 0.0077 (that is 0.77%) "
-        "(bigram lesson, \"the initial loss is twice as bad as guessing\")",
+        zh="返回了百分数：要的是 0 到 1 之间的小数",
+        en="A percentage: the answer is a fraction between 0 and 1",
+        fix={"zh": "返回 math.exp(-loss)，不要乘 100",
+             "en": "Return math.exp(-loss), without the factor 100"},
         overrides={"mean_correct_prob": _mean_correct_prob_percent},
         hint=2,
     ),
     Mistake(
-        id="suspicious_both_ways",
+        id='suspicious_both_ways',
         section=_SECTION,
-        zh="比 ln V 低不算可疑：只有初始 loss 比 ln V 高出 tol 以上才说明初始化有问题（用差值，不用绝对值）"
-        "（见 bigram 一课「初始 loss 比瞎猜还差一半」：初始 loss 比它高，说明初始化有问题）",
-        en="Below ln V is not suspicious: only an initial loss more than tol ABOVE ln V signals a "
-        "bad init (no abs) (bigram lesson: \"higher than it means the init is wrong\")",
+        zh="比 ln V 低也被当成了可疑：只有比 ln V 高出 tol 以上才说明初始化有问题",
+        en="Below ln V is taken as suspicious too: only more than tol ABOVE "
+        "ln V signals a bad init",
+        fix={"zh": "return initial_loss - math.log(vocab_size) > tol（不要 abs）",
+             "en": "return initial_loss - math.log(vocab_size) > tol (no abs)"},
         overrides={"init_is_suspicious": _init_is_suspicious_abs},
         hint=3,
     ),
     Mistake(
-        id="std_as_variance",
+        id='std_as_variance',
         section=_SECTION,
-        zh="把 std² 当成了标准差：权重应来自 N(0, std²)，即标准差是 std（normal_(0.0, std)）"
-        "（见 bigram 一课「初始 loss 比瞎猜还差一半」）",
-        en="std² used as the standard deviation: draw from N(0, std²), i.e. normal_(0.0, std) "
-        "(bigram lesson, \"the initial loss is twice as bad as guessing\")",
+        zh="标准差用错了：权重的标准差成了 std²（把方差当成了标准差），应当是 std",
+        en="The wrong spread: the weights' standard deviation came out as "
+        "std² (the variance taken for the std); it should be std",
+        fix={"zh": "在 torch.no_grad() 里 embedding.weight.normal_(0.0, std)",
+             "en": "Inside torch.no_grad(): embedding.weight.normal_(0.0, std)"},
         overrides={"small_init_": _small_init_variance},
         hint=3,
     ),
     Mistake(
-        id="zeros_not_normal",
+        id='zeros_not_normal',
         section=_SECTION,
-        zh="权重全设成了 0：loss 正好是 ln V，但要求是从 N(0, std²) 重新抽样（全零的表没有随机性）"
-        "（见 bigram 一课「初始 loss 比瞎猜还差一半」）",
-        en="All weights set to zero: the loss is exactly ln V, but the task is to redraw from "
-        "N(0, std²) (bigram lesson, \"the initial loss is twice as bad as guessing\")",
+        zh="权重全设成了 0：loss 正好是 ln V，但表里没有任何随机性",
+        en="All weights set to zero: the loss is exactly ln V, but the table "
+        "has no randomness at all",
+        fix={"zh": "从 N(0, std²) 重新抽样：embedding.weight.normal_(0.0, std)",
+             "en": "Redraw from N(0, std²): embedding.weight.normal_(0.0, std)"},
         overrides={"small_init_": _small_init_zeros},
         hint=3,
     ),

@@ -77,31 +77,50 @@ def _forced_train(model, splits, block_size, batch_size, eval_iters, generator=N
 
 MISTAKES = [
     Mistake(
-        id="left_in_eval", section=SECTION,
-        zh="估计完 loss 模型还停在 eval 模式：要记下进来时的 model.training，结束时恢复"
-           "（见 bigram 一课「2.49 这条基线」：model.eval() … model.train()）",
-        en="The model is left in eval mode after the estimate: remember model.training on entry "
-           "and restore it at the end (bigram lesson, \"the 2.49 baseline\": model.eval() … model.train())",
-        overrides={"estimate_loss": _left_in_eval}, hint=2),
+        id='left_in_eval',
+        section=SECTION,
+        zh="估计完 loss 模型还停在 eval 模式：调用前在 train 模式的模型回不去了",
+        en="The model is left in eval mode after the estimate: a model that "
+        "was training does not get back to train mode",
+        fix={"zh": "进来时 was_training = model.training，结束时 model.train(was_training)",
+             "en": "On entry was_training = model.training; at the end model.train(was_training)"},
+        overrides={"estimate_loss": _left_in_eval},
+        hint=2,
+    ),
     Mistake(
-        id="grad_recorded", section=SECTION,
-        zh="评估时记录了梯度：缺了 @torch.no_grad()（或 with torch.no_grad():），白白建计算图"
-           "（见 bigram 一课「2.49 这条基线」里的 @torch.no_grad()）",
-        en="Gradients are recorded during the estimate: torch.no_grad() is missing, so a graph is "
-           "built for nothing (bigram lesson, \"the 2.49 baseline\": @torch.no_grad())",
-        overrides={"estimate_loss": _grad_recorded}, hint=2),
+        id='grad_recorded',
+        section=SECTION,
+        zh="评估时记录了梯度：每个 batch 都白白建了计算图",
+        en="Gradients are recorded during the estimate: a graph is built "
+        "for every batch, for nothing",
+        fix={"zh": "把循环放进 with torch.no_grad():（或给函数加 @torch.no_grad()）",
+             "en": "Put the loop inside with torch.no_grad(): (or decorate the function "
+                "with @torch.no_grad())"},
+        overrides={"estimate_loss": _grad_recorded},
+        hint=2,
+    ),
     Mistake(
-        id="single_batch", section=SECTION,
-        zh="每个 split 只抽了一个 batch，没有对 eval_iters 个 batch 取平均；单个 batch 的 loss 噪声很大"
-           "（见 bigram 一课「2.49 这条基线」：取 200 个 batch 平均）",
-        en="Only one batch per split instead of the mean of eval_iters batches; one batch's loss is "
-           "noisy (bigram lesson, \"the 2.49 baseline\": the mean of 200 batches)",
-        overrides={"estimate_loss": _single_batch}, hint=1),
+        id='single_batch',
+        section=SECTION,
+        zh="每个 split 只用了一个 batch：没有对 eval_iters 个 batch 取平均，单个 batch 的 loss "
+        "噪声很大",
+        en="One batch per split: no mean over eval_iters batches, and one "
+        "batch's loss is noisy",
+        fix={"zh": "每个 split 循环 eval_iters 次 get_batch(...)，收集 loss.item()，取平均",
+             "en": "For each split loop eval_iters times over get_batch(...), collect "
+                "loss.item(), take the mean"},
+        overrides={"estimate_loss": _single_batch},
+        hint=1,
+    ),
     Mistake(
-        id="forced_train", section=SECTION,
-        zh="结束时一律 model.train()：调用前就在 eval 模式的模型被改成了 train 模式；"
-           "要恢复成调用前的模式（model.train(was_training)）（见 bigram 一课「2.49 这条基线」）",
-        en="model.train() is forced at the end: a model that was in eval mode before comes back in "
-           "train mode; restore the mode it had (model.train(was_training)) (bigram lesson, \"the 2.49 baseline\")",
-        overrides={"estimate_loss": _forced_train}, hint=3),
+        id='forced_train',
+        section=SECTION,
+        zh="结束时一律切回 train：调用前就在 eval 模式的模型被改成了 train 模式",
+        en="train mode is forced at the end: a model that was in eval mode "
+        "before comes back in train mode",
+        fix={"zh": "恢复调用前的模式：model.train(was_training)，不是 model.train()",
+             "en": "Restore the mode it had: model.train(was_training), not model.train()"},
+        overrides={"estimate_loss": _forced_train},
+        hint=3,
+    ),
 ]

@@ -66,30 +66,49 @@ def _left_in_eval(train_data, val_data, vocab_size, max_iters=3000, eval_interva
 
 MISTAKES = [
     Mistake(
-        id="no_zero_grad", section=SECTION,
-        zh="漏了 optimizer.zero_grad()：PyTorch 的梯度是累加的，每一步的梯度都叠在之前的上面"
-           "（见 bigram 一课「优化器：第一次用现成的」：zero_grad() 不能漏）",
-        en="optimizer.zero_grad() is missing: PyTorch accumulates gradients, so every step adds to "
-           "the old ones (bigram lesson, \"the optimizer\": zero_grad() must not be left out)",
-        overrides={"train_bigram": _no_zero_grad}, hint=2),
+        id='no_zero_grad',
+        section=SECTION,
+        zh="梯度没有清零：PyTorch 的梯度是累加的，每一步的梯度都叠在之前的上面",
+        en="Gradients are not cleared: PyTorch accumulates them, so every "
+        "step adds to the old ones",
+        fix={"zh": "每一步 backward 之前 optimizer.zero_grad(set_to_none=True)",
+             "en": "optimizer.zero_grad(set_to_none=True) before every backward"},
+        overrides={"train_bigram": _no_zero_grad},
+        hint=2,
+    ),
     Mistake(
-        id="lr_1e3", section=SECTION,
-        zh="学习率用了 1e-3：同样 3000 步练不够，第 2700 步 val 还在 2.88；课文那张表来自脚本里的 1e-2"
-           "（见 bigram 一课「优化器：第一次用现成的」与练习说明）",
-        en="The learning rate is 1e-3: 3000 steps are not enough (val is still 2.88 at step 2700); the "
-           "lesson's table comes from the script's 1e-2 (bigram lesson, \"the optimizer\")",
-        overrides={"train_bigram": _lr_1e3}, hint=1),
+        id='lr_1e3',
+        section=SECTION,
+        zh="学习率太小：同样 3000 步练不够，第 2700 步的 val 还远高于课文的表",
+        en="The learning rate is too small: 3000 steps are not enough, val "
+        "at step 2700 is far above the lesson's table",
+        fix={"zh": "AdamW(model.parameters(), lr=learning_rate)，默认 learning_rate=1e-2（课文脚本的值）",
+             "en": "AdamW(model.parameters(), lr=learning_rate), with the default "
+                "learning_rate=1e-2 (the script's value)"},
+        overrides={"train_bigram": _lr_1e3},
+        hint=1,
+    ),
     Mistake(
-        id="one_batch_eval", section=SECTION,
-        zh="评估只用了一个 batch，没有对 eval_iters 个 batch 取平均（见 bigram 一课「2.49 这条基线」：取 200 个 batch 平均）",
-        en="The estimate uses one batch instead of the mean of eval_iters batches "
-           "(bigram lesson, \"the 2.49 baseline\": the mean of 200 batches)",
-        overrides={"train_bigram": _one_batch_eval}, hint=2),
+        id='one_batch_eval',
+        section=SECTION,
+        zh="每次估计只用了一个 batch：没有对 eval_iters 个 batch 取平均",
+        en="Each estimate uses one batch: no mean over eval_iters batches",
+        fix={"zh": "estimate_loss(model, splits, block_size, batch_size, eval_iters)"
+                "：把 eval_iters 传进去",
+             "en": "estimate_loss(model, splits, block_size, batch_size, eval_iters)"
+                ": pass eval_iters on"},
+        overrides={"train_bigram": _one_batch_eval},
+        hint=2,
+    ),
     Mistake(
-        id="left_in_eval", section=SECTION,
-        zh="估计完 loss 之后模型停在 eval 模式里继续训练：评估后要回到 train 模式"
-           "（见 bigram 一课「2.49 这条基线」：model.eval() … model.train()，后面加了 Dropout 就出错）",
-        en="After an estimate the model keeps training in eval mode: it must be back in train mode "
-           "(bigram lesson, \"the 2.49 baseline\": model.eval() … model.train(); wrong once Dropout is added)",
-        overrides={"train_bigram": _left_in_eval}, hint=2),
+        id='left_in_eval',
+        section=SECTION,
+        zh="估计完 loss 之后模型停在 eval 模式里继续训练",
+        en="After an estimate the model goes on training in eval mode",
+        fix={"zh": "估计后回到 train 模式（用 estimate_loss 恢复模式，或估计后 model.train()）",
+             "en": "Back to train mode after the estimate (estimate_loss restores "
+                "the mode, or model.train() after it)"},
+        overrides={"train_bigram": _left_in_eval},
+        hint=2,
+    ),
 ]

@@ -105,35 +105,65 @@ def _decode_per_token(ids, merges):
     return "".join(vocab[int(i)].decode("utf-8", errors="replace") for i in ids)
 
 
-_TIES_ZH = ("次数并列时选错了：要选在当前序列里最先出现的那一对"
-            "（见 bigram 一课「BPE 是统计出来的，不是设计出来的」② 与练习说明）")
-_TIES_EN = ("Ties broken the wrong way: take the pair that occurs first in the current sequence "
-            "(bigram lesson, \"BPE is counted, not designed\", step ②)")
-
 MISTAKES = [
-    Mistake(id="ties_last", section=SECTION, zh=_TIES_ZH, en=_TIES_EN,
-            overrides={"train_bpe": _train_tie_last}, hint=2),
-    Mistake(id="ties_smallest_pair", section=SECTION, zh=_TIES_ZH, en=_TIES_EN,
-            overrides={"train_bpe": _train_tie_smallest}, hint=2),
     Mistake(
-        id="overlapping_replacement", section=SECTION,
-        zh="替换时重叠了：[97, 97, 97] 合并 (97, 97) 应得 [256, 97]，换完一对要跳过两个位置"
-           "（见 bigram 一课「BPE 是统计出来的，不是设计出来的」③）",
-        en="Overlapping replacement: merging (97, 97) in [97, 97, 97] gives [256, 97]; after a "
-           "replacement skip both positions (bigram lesson, \"BPE is counted, not designed\", step ③)",
-        overrides={"train_bpe": _train_overlapping, "bpe_encode": _encode_overlapping}, hint=1),
+        id='ties_last',
+        section=SECTION,
+        zh="出现次数并列时选错了那一对",
+        en="Ties between equally frequent pairs are broken the wrong way",
+        fix={"zh": "并列时选在当前序列里最先出现的那一对：按出现顺序数（dict 保留插入顺序），max 返回第一个最大值",
+             "en": "On a tie take the pair that occurs first in the current sequence: "
+                "count in order of appearance (a dict keeps it) and max returns "
+                "the first maximum"},
+        overrides={"train_bpe": _train_tie_last},
+        hint=2,
+    ),
     Mistake(
-        id="encode_wrong_order", section=SECTION,
-        zh="encode 合并的顺序错了：要按训练时的顺序（新 id 从小到大）合并，后学的合并建立在先学的之上"
-           "（见 bigram 一课「BPE 是统计出来的，不是设计出来的」④）",
-        en="encode applies the merges in the wrong order: lowest new id first, as in training — later "
-           "merges build on earlier ones (bigram lesson, \"BPE is counted, not designed\", step ④)",
-        overrides={"bpe_encode": _encode_highest_first}, hint=3),
+        id='ties_smallest_pair',
+        section=SECTION,
+        zh="出现次数并列时选错了那一对",
+        en="Ties between equally frequent pairs are broken the wrong way",
+        fix={"zh": "并列时选在当前序列里最先出现的那一对：按出现顺序数（dict 保留插入顺序），max 返回第一个最大值",
+             "en": "On a tie take the pair that occurs first in the current sequence: "
+                "count in order of appearance (a dict keeps it) and max returns "
+                "the first maximum"},
+        overrides={"train_bpe": _train_tie_smallest},
+        hint=2,
+    ),
     Mistake(
-        id="decode_per_token", section=SECTION,
-        zh="decode 逐个 token 解码了：一个汉字是 3 个字节，可能被切进不同的 token；要先拼成整串字节再一次解码"
-           "（见 bigram 一课「BPE 是统计出来的，不是设计出来的」① 与「三种切分粒度」）",
-        en="decode decodes token by token: one Chinese character is 3 bytes and may span tokens; join "
-           "all bytes first, then decode once (bigram lesson, \"BPE is counted, not designed\", step ①)",
-        overrides={"bpe_decode": _decode_per_token}, hint=3),
+        id='overlapping_replacement',
+        section=SECTION,
+        zh="替换时重叠了：同一个字节被两次合并用上了（看 [97, 97, 97] 合并 (97, 97) 之后剩下什么）",
+        en="Overlapping replacement: one byte is used by two merges (what "
+        "is left of [97, 97, 97] after merging (97, 97)?)",
+        fix={"zh": "换掉一对之后 i += 2，跳过两个位置：[97, 97, 97] 合并 (97, 97) 得 [256, 97]",
+             "en": "After replacing a pair, i += 2 to skip both positions: [97, "
+                "97, 97] becomes [256, 97]"},
+        overrides={"train_bpe": _train_overlapping, "bpe_encode": _encode_overlapping},
+        hint=1,
+    ),
+    Mistake(
+        id='encode_wrong_order',
+        section=SECTION,
+        zh="encode 合并的顺序错了：后学的合并建立在先学的之上",
+        en="encode applies the merges in the wrong order: later merges build "
+        "on earlier ones",
+        fix={"zh": "每一轮在当前序列里找新 id 最小的那个可用合并，直到没有可用的",
+             "en": "Each round apply the available merge with the lowest new id, "
+                "until none applies"},
+        overrides={"bpe_encode": _encode_highest_first},
+        hint=3,
+    ),
+    Mistake(
+        id='decode_per_token',
+        section=SECTION,
+        zh="decode 逐个 token 解码了：一个汉字的几个字节可能分在不同的 token 里",
+        en="decode decodes token by token: the bytes of one Chinese character "
+        "may sit in different tokens",
+        fix={"zh": "先把所有 token 的字节拼成一整串 b\"\".join(...)，再一次 .decode(\"utf-8\", errors=\"replace\")",
+             "en": "Join every token's bytes into one byte string first, b\"\".join(...)"
+                ", then .decode(\"utf-8\", errors=\"replace\") once"},
+        overrides={"bpe_decode": _decode_per_token},
+        hint=3,
+    ),
 ]

@@ -34,6 +34,9 @@ class CheckResult:
 class ExerciseResult:
     exercise: Exercise
     checks: list[CheckResult] = field(default_factory=list)
+    # Reasons a person should read this exercise's file (grader.judge.scan: it reaches for the
+    # grader's internals or tampering tools). Costs no points by itself; every format shows it.
+    review: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> int:
@@ -78,6 +81,10 @@ class Finding:
     traceback: str = ""
     output: str = ""
     diagnosis: dict | None = None
+    # The value a student was asked to work out by hand (ANSWER_PARAMS): never in a student's
+    # report, kept for instructors' and CI formats that ask for it. The fix of a diagnosed
+    # mistake is `diagnosis["fix"]`, likewise.
+    answer: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)

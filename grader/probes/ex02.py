@@ -161,16 +161,35 @@ def masked(mod, logits, labels, ignore_index=None, grad=True):
     return result
 
 
-def all_three(mod, seed=0):
-    """Each function once on random inputs behind the net; which one (if any) used what."""
+def forbidden_use(mod, seed=0):
+    """Each function once on random inputs behind the net: which forbidden API it used, if any.
+
+    `{"stable_softmax": None, "nll": "F.cross_entropy", "masked_mean_nll": None}`: only the
+    use of a forbidden API counts here; a wrong value or another exception is the other
+    checks' business. A stub (NotImplementedError everywhere) stays not implemented.
+    """
     g = torch.Generator().manual_seed(seed)
     z = torch.randn(6, 5, generator=g) * 3  # (N, V)
     y = torch.randint(5, (6,), generator=g)  # (N,)
     y[1] = -100
-    out = {}
-    out["stable_softmax"] = _guarded(mod.stable_softmax, z.clone())
-    out["nll"] = _guarded(mod.nll, z[0].clone(), int(y[0]))
-    out["masked_mean_nll"] = _guarded(mod.masked_mean_nll, z.clone().requires_grad_(), y.clone()).detach()
+    calls = {
+        "stable_softmax": (mod.stable_softmax, (z.clone(),)),
+        "nll": (mod.nll, (z[0].clone(), int(y[0]))),
+        "masked_mean_nll": (mod.masked_mean_nll, (z.clone().requires_grad_(), y.clone())),
+    }
+    out, stubs = {}, 0
+    for name, (fn, args) in calls.items():
+        used: list = []
+        try:
+            with forbidden_net(used):
+                fn(*args)
+        except NotImplementedError:
+            stubs += 1
+        except Exception:  # noqa: BLE001 — a wrong function is judged by the other checks
+            pass
+        out[name] = used[0] if used else None
+    if stubs == len(calls):
+        raise NotImplementedError("stable_softmax, nll, masked_mean_nll")
     return out
 
 

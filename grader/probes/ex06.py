@@ -93,7 +93,10 @@ def unknown_char(mod, text, s, char):
 
 
 def corpus_roundtrip(mod, path):
-    """encode the whole corpus, then decode it: a digest of the ids and whether the text came back."""
+    """encode the whole corpus, then decode it: a digest of the ids and whether the text came back.
+
+    The decoded text's length and digest come back too, so two decodes that are wrong in
+    different ways (one joins with spaces, one drops the newlines) are told apart."""
     import hashlib
 
     text = read_corpus(path)
@@ -101,4 +104,6 @@ def corpus_roundtrip(mod, path):
     ids = [int(i) for i in tok.encode(text)]
     digest = hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()
     back = tok.decode(ids)
-    return {"n_ids": len(ids), "ids_sha256": digest, "decoded_equals_text": back == text}
+    back_text = back if isinstance(back, str) else repr(type(back))
+    return {"n_ids": len(ids), "ids_sha256": digest, "decoded_equals_text": back == text,
+            "decoded_len": len(back_text), "decoded_sha256": hashlib.sha256(back_text.encode("utf-8", "replace")).hexdigest()}

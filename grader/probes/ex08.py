@@ -69,9 +69,10 @@ def start_stats(mod, n, block_size, batch_size, n_batches, seed):
         rows_ok = rows_ok and bool((x == ix[:, None] + offsets[None, :]).all())
         shift_ok = shift_ok and bool((y == x + 1).all())
         starts.append(ix.long())
-    if not starts:
+    if not starts:  # the shapes say how they are wrong (B and T swapped, one id too many, …)
         return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "min_start": None,
-                "max_start": None, "uniform_within_5_sigma": False}
+                "max_start": None, "uniform_within_5_sigma": False,
+                "shapes": (tuple(x.shape), tuple(y.shape))}
     ix = torch.cat(starts)  # (n_batches * B,)
     n_starts = n - block_size  # possible starts: 0 .. n - block_size - 1
     total = ix.numel()
@@ -85,6 +86,7 @@ def start_stats(mod, n, block_size, batch_size, n_batches, seed):
     return {
         "rows_are_slices": rows_ok,
         "y_is_x_plus_1": shift_ok,
+        "shapes": ((batch_size, block_size), (batch_size, block_size)),
         "min_start": int(ix.min()),
         "max_start": int(ix.max()),
         "uniform_within_5_sigma": uniform,

@@ -36,6 +36,8 @@ def init_stats(mod, vocab_size, std=None, seed=0, full=True):
         sd_kind = "too large"
     else:
         sd_kind = "ok"
+    if sd_kind in ("too small", "too large"):  # how far off, so std² and std/10 read differently
+        sd_kind += f" (×{sd / target:.2g})"
     if not full:
         return {"refilled": not torch.equal(emb.weight.detach(), before),
                 "mean_within_5_sigma": mean_ok, "std": sd_kind}

@@ -18,7 +18,7 @@ import functools
 
 import torch
 
-from grader.pieces import piece
+from grader.pieces import imported_from_earlier, piece
 from grader.probes._data import lesson_splits
 from grader.probes.common import _attribute
 
@@ -30,6 +30,9 @@ _MISSING = object()
 def swapped(mod, fn_name: str, **names):
     """Replace module globals (`get_batch`, …) for one call, restoring them after.
 
+    Only a name the module imported from an earlier exercise is replaced
+    (`grader.pieces.imported_from_earlier`): a `get_batch` or `estimate_loss` written in the
+    file being graded is graded as written, and a name the file lacks stays missing.
     Besides the module itself, a known mistake's override function reads its globals from
     its own `grader.mistakes.exNN` module: those are swapped too, so a mistake's variant
     sees exactly the pieces the student's code sees.
@@ -42,6 +45,8 @@ def swapped(mod, fn_name: str, **names):
     saved = []
     for space in spaces:
         for key, value in names.items():
+            if not imported_from_earlier(space.get(key)):
+                continue
             saved.append((space, key, space.get(key, _MISSING)))
             space[key] = value
     try:

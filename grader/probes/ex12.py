@@ -1,9 +1,12 @@
 """Probes for ex12 (train_bigram).
 
-One training run per subject and setting, cached, observed from the inside: the module's
-`BigramLanguageModel` is replaced by the correct model from `grader.pieces` with instruments,
-and `get_batch` / `estimate_loss` by the correct pieces (a bug in ex08, ex09 or ex11 is not
-charged again here). The instrumented model records, without changing a single number:
+One training run per subject and setting, cached, observed from the inside. What the
+student's file imported from earlier exercises is replaced for the run: `BigramLanguageModel`
+by the correct model from `grader.pieces`, `get_batch` / `estimate_loss` by the correct
+pieces (a bug in ex08, ex09 or ex11 is not charged again here). What the file itself
+defines is graded as written: its own `estimate_loss` runs as it is, and its own model
+class is instrumented as it is (a subclass adds the watch). The instrumented model
+records, without changing a single number:
 
 - every forward call, as "E" (gradient recording off: an estimate) or "T" (on: a
   training step), run-length encoded in order, with the model's mode at each;
@@ -19,16 +22,21 @@ from `corpus_path`, encoded with the sorted character vocabulary, split 90/10.
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
-from grader.pieces import piece
+from grader.pieces import imported_from_earlier, piece
 from grader.probes._data import lesson_splits
 from grader.probes.common import _attribute
 from grader.probes.ex11 import swapped
 
 LESSON_STEPS = (0, 300, 600, 900, 2700)
-# The short run the structural checks watch (fast; non-default arguments everywhere).
-SHORT = {"max_iters": 40, "eval_interval": 10, "eval_iters": 5, "batch_size": 8, "block_size": 6, "seed": 7}
+# The short run the structural checks watch (fast; every argument away from its default,
+# so a loop that ignores one — AdamW at a hard-coded 1e-2, a fixed 65 — fails a check).
+SHORT = {"max_iters": 40, "eval_interval": 10, "eval_iters": 5, "learning_rate": 3e-2, "batch_size": 8,
+         "block_size": 6, "seed": 7}
+SHORT_EXTRA_VOCAB = 5  # vocab_size = 65 + 5: a table with five ids the text never uses
 
 _cache: dict = {}
 
@@ -72,8 +80,8 @@ class _Watch:
             self.progress(self.backwards, self.total)
 
 
-def _instrumented(watch: _Watch):
-    class BigramLanguageModel(piece("BigramLanguageModel")):
+def _instrumented(watch: _Watch, base):
+    class BigramLanguageModel(base):
         def __init__(self, vocab_size):
             super().__init__(vocab_size)  # the same draws as the reference's model
             watch.models.append(self)
@@ -110,10 +118,27 @@ def _plain_history(history):
     return rows
 
 
-def _run(mod, corpus_path, settings: dict, progress=None) -> dict:
+@contextlib.contextmanager
+def _watched_model(mod, watch: _Watch):
+    """The model class train_bigram will find, instrumented for this run.
+
+    Imported from ex09 (or missing a piece): the correct model, swapped in by `swapped`.
+    Written in this file: the student's own class, instrumented as it is."""
+    own = vars(mod).get("BigramLanguageModel")
+    if own is None or imported_from_earlier(own) or not isinstance(own, type):
+        yield _instrumented(watch, piece("BigramLanguageModel"))
+        return
+    vars(mod)["BigramLanguageModel"] = _instrumented(watch, own)
+    try:
+        yield None  # already in place; `swapped` leaves a name the file defines alone
+    finally:
+        vars(mod)["BigramLanguageModel"] = own
+
+
+def _run(mod, corpus_path, settings: dict, progress=None, extra_vocab: int = 0) -> dict:
     """Run the student's train_bigram once for these settings (cached per subject)."""
     train_bigram = _attribute(mod, "train_bigram")
-    key = (mod.__name__, id(train_bigram), corpus_path, tuple(sorted(settings.items())))
+    key = (mod.__name__, id(train_bigram), corpus_path, tuple(sorted(settings.items())), extra_vocab)
     if key in _cache:
         kept = _cache[key][1]
         if isinstance(kept, BaseException):
@@ -124,10 +149,10 @@ def _run(mod, corpus_path, settings: dict, progress=None) -> dict:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with torch.random.fork_rng(devices=[]), swapped(
-                mod, "train_bigram", BigramLanguageModel=_instrumented(watch),
+        with torch.random.fork_rng(devices=[]), _watched_model(mod, watch) as model_class, swapped(
+                mod, "train_bigram", **({"BigramLanguageModel": model_class} if model_class else {}),
                 get_batch=piece("get_batch"), estimate_loss=piece("estimate_loss")):
-            result = train_bigram(train_data, val_data, vocab_size, **settings)
+            result = train_bigram(train_data, val_data, vocab_size + extra_vocab, **settings)
         model, history = result  # the contract: (model, history)
     except Exception as err:  # one failed run is reported by every check that needs it
         _cache[key] = (train_bigram, err)
@@ -165,7 +190,7 @@ def _full(mod, corpus_path, progress=None):
 
 
 def _short(mod, corpus_path):
-    return _run(mod, corpus_path, dict(SHORT))
+    return _run(mod, corpus_path, dict(SHORT), extra_vocab=SHORT_EXTRA_VOCAB)
 
 
 # ---- the lesson's run (defaults) ------------------------------------------------------------

@@ -1,0 +1,283 @@
+"""Diagnoses are named only when they are right, and answers are earned.
+
+Each submission here is a solution file with one bug typed in by hand (not a mistake's
+variant). A bug the course lists must get that mistake's diagnosis and no other; a bug it
+does not list must fail WITHOUT any diagnosis (the old matcher told a decode that joins with
+spaces "decode drops id 0", and an x one id too long "batch and time are swapped").
+
+The submissions are graded in this process (`in_process`, as `grade check` grades mistakes):
+the checks, the references and the diagnosis are the real ones; only the worker is skipped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import types
+
+import pytest
+
+from grader.judge.compare import DEFAULT_TOL
+from grader.judge.mistakes import Mistake, Seen, agrees, diagnosis_for
+from grader.judge.references import LiveReferences, load_module_from
+from grader.judge.verdicts import HIDDEN_ANSWER, hand_mismatch
+from grader.model.calls import Call, Observation
+from grader.model.course import load_course
+from grader.run.session import GradingSession, run_checks
+from grader.run.startup import corpus_provider
+
+COURSE = load_course()
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def references():
+    return LiveReferences(COURSE, use_disk=False)
+
+
+def _submission(tmp_path, exercise_id: str, replacements: list[tuple[str, str]], references=None) -> types.ModuleType:
+    """The solution of `exercise_id` with each `old` replaced by `new` (each must occur once)."""
+    ex = COURSE.exercise(exercise_id)
+    if references is not None:
+        references(exercise_id)  # puts solutions/ on sys.path, for `from ex08_get_batch import …`
+    source = (COURSE.solutions_dir / ex.file).read_text(encoding="utf-8")
+    for old, new in replacements:
+        assert source.count(old) == 1, f"{exercise_id}: {old!r} occurs {source.count(old)} times"
+        source = source.replace(old, new)
+    name = f"student_{exercise_id}_{next(_names)}"
+    (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    return load_module_from(tmp_path, name)
+
+
+def _grade(exercise_id, module, references, only=None):
+    (result,) = run_checks(GradingSession(COURSE, [exercise_id], references=references,
+                                          in_process={exercise_id: module}, corpus=corpus_provider(COURSE),
+                                          only_checks=only))
+    return result
+
+
+def _named(result) -> set[str]:
+    return {c.finding.diagnosis["id"] for c in result.checks
+            if not c.passed and c.finding is not None and c.finding.diagnosis}
+
+
+def _failed(result) -> list[str]:
+    return [c.name for c in result.checks if not c.passed and not c.manual]
+
+
+# ------------------------------------------------------------------ bugs the course does not list
+
+NATURAL_BUGS = {
+    "decode joins with spaces": ("ex06", [('return "".join(self.itos[int(i)] for i in ids)',
+                                           'return " ".join(self.itos[int(i)] for i in ids)')]),
+    "x one id too long": ("ex08", [("x = torch.stack([data[i : i + block_size] for i in ix])",
+                                    "x = torch.stack([data[i : i + block_size + 1] for i in ix])")]),
+    "get_batch ignores the generator": ("ex08", [(
+        "ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator)",
+        "ix = torch.randint(len(data) - block_size, (batch_size,))")]),
+    "y one id short": ("ex01", [("y = tokens[i + 1:i + block_size + 1]", "y = tokens[i + 1:i + block_size]")]),
+    "block counts only attention (4C²)": ("ex03", [("return 12 * n_embd ** 2", "return 4 * n_embd ** 2")]),
+    "nll with the wrong sign": ("ex02", [("return float(log_sum_exp - z[label])", "return float(z[label] - log_sum_exp)")]),
+    "train_frac taken for val": ("ex07", [("n = int(train_frac * len(data))\n    train", "n = int((1 - train_frac) * len(data))\n    train")]),
+    "log10 for the uniform loss": ("ex10", [("return math.log(vocab_size)", "return math.log10(vocab_size)")]),
+    "lm_loss summed": ("ex05", [("return F.cross_entropy(flat_logits, flat_labels, ignore_index=-100)  # ()",
+                                 "return F.cross_entropy(flat_logits, flat_labels, ignore_index=-100, reduction=\"sum\")")]),
+}
+
+
+@pytest.mark.parametrize("bug", list(NATURAL_BUGS))
+def test_an_unlisted_bug_fails_without_a_diagnosis(bug, tmp_path, references):
+    exercise_id, edits = NATURAL_BUGS[bug]
+    result = _grade(exercise_id, _submission(tmp_path, exercise_id, edits), references)
+    assert _failed(result), f"{bug}: no check fails"
+    assert _named(result) == set(), f"{bug}: wrongly diagnosed as {_named(result)}"
+
+
+# ------------------------------------------------------------------ listed bugs, written by hand
+
+LISTED_BUGS = {
+    "decode_skips_id0": ("ex06", [('return "".join(self.itos[int(i)] for i in ids)',
+                                   'return "".join(self.itos[int(i)] for i in ids if i)')]),
+    "batch_time_swapped": ("ex08", [("return x, y\n", "return x.t().contiguous(), y.t().contiguous()\n")]),
+    "off_by_one_drop_last": ("ex01", [("while i + block_size + 1 <= len(tokens):",
+                                       "while i + block_size + 1 < len(tokens):")]),
+    "fp16_as_fp32_bytes": ("ex03", [('"fp16": 2, "bf16": 2', '"fp16": 4, "bf16": 4')]),
+    "percent_not_fraction": ("ex10", [("return math.exp(-loss)", "return math.exp(-loss) * 100")]),
+    "view_v_bt": ("ex05", [("flat_logits = logits.view(B * T, V)  # (B*T, V)\n    flat_labels = labels.view(B * T)  # (B*T,)\n    return",
+                            "flat_logits = logits.reshape(V, B * T).T  # (B*T, V)\n    flat_labels = labels.view(B * T)  # (B*T,)\n    return")]),
+}
+
+
+@pytest.mark.parametrize("mistake_id", list(LISTED_BUGS))
+def test_a_listed_bug_gets_its_diagnosis_and_no_other(mistake_id, tmp_path, references):
+    exercise_id, edits = LISTED_BUGS[mistake_id]
+    result = _grade(exercise_id, _submission(tmp_path, exercise_id, edits), references)
+    assert _named(result) == {mistake_id}, f"named {_named(result)} for {mistake_id}"
+
+
+def test_a_diagnosis_names_the_bug_not_the_fixed_line(tmp_path, references):
+    exercise_id, edits = LISTED_BUGS["off_by_one_drop_last"]
+    result = _grade(exercise_id, _submission(tmp_path, exercise_id, edits), references)
+    diagnosed = [c.finding.diagnosis for c in result.checks if c.finding and c.finding.diagnosis]
+    assert diagnosed
+    for d in diagnosed:
+        for lang in ("zh", "en"):
+            assert "<= len(tokens)" not in d[lang], d[lang]  # the fix is the last hint level's
+        assert "<= len(tokens)" in d["fix"]["zh"]  # kept for instructors
+
+
+# ------------------------------------------------------------------ every observation, not one
+
+def _obs(value):
+    return Observation(ok=True, value=value)
+
+
+class _FakeReference:
+    """Two mistakes with fixed answers per call key (what Reference.observe_mistake gives)."""
+
+    def __init__(self, answers: dict[str, dict[str, object]]):
+        self.mistakes = [Mistake(id=i, section="5.2", zh=f"错误 {i}", en=f"mistake {i}") for i in answers]
+        self._answers = answers
+
+    def observe_mistake(self, mistake, a_call):
+        return _obs(self._answers[mistake.id][a_call.probe])
+
+
+def test_a_mistake_must_agree_on_every_call_of_the_check():
+    first, second = Call("p.one"), Call("p.two")
+    ref = _FakeReference({"a": {"p.one": [1, 2], "p.two": 5}, "b": {"p.one": [1, 2], "p.two": 6}})
+    seen_one = [Seen(first, _obs([1, 2]))]
+    assert diagnosis_for(ref, seen_one) is None  # both explain the one call: a guess, so neither
+    seen_both = seen_one + [Seen(second, _obs(6))]
+    assert diagnosis_for(ref, seen_both)["id"] == "b"
+    seen_none = seen_one + [Seen(second, _obs(7))]
+    assert diagnosis_for(ref, seen_none) is None
+
+
+def test_one_matching_field_is_not_agreement():
+    seen = Seen(Call("p"), _obs({"n_ids": 3, "decoded_equals_text": False, "decoded_sha256": "aa"}), DEFAULT_TOL)
+    assert not agrees(_obs({"n_ids": 3, "decoded_equals_text": False, "decoded_sha256": "bb"}), seen)
+    assert agrees(_obs({"n_ids": 3, "decoded_equals_text": False, "decoded_sha256": "aa"}), seen)
+    assert not agrees(_obs(1.0), Seen(Call("p"), _obs(1)))  # an int is not a float
+
+
+# ------------------------------------------------------------------ answers are earned
+
+def test_a_hand_answer_is_never_shown(tmp_path, references):
+    module = _submission(tmp_path, "ex03", [("ANSWER_PARAMS = 409_600_000", "ANSWER_PARAMS = 204_800_000")])
+    result = _grade("ex03", module, references, only={"test_answer_params"})
+    (check,) = result.checks
+    f = check.finding
+    assert not check.passed and f.expected == HIDDEN_ANSWER
+    text = " ".join(str(x) for x in (f.expected, f.got, f.zh, f.en, f.label))
+    assert "409,600,000" not in text and "409600000" not in text and "409.6" not in text
+    assert f.answer is not None and "409,600,000" in f.answer  # for instructors' formats only
+    assert "too small" in f.en and "偏小" in f.zh
+
+
+def test_shape_answers_name_the_wrong_entry_not_its_value(tmp_path, references):
+    module = _submission(tmp_path, "ex05", [('"hidden": (2, 4, 8),\n    "logits"', '"hidden": (2, 4, 32),\n    "logits"')])
+    result = _grade("ex05", module, references, only={"test_shape_answers"})
+    (check,) = result.checks
+    f = check.finding
+    assert not check.passed and '["hidden"]' in f.label and f.expected == HIDDEN_ANSWER
+    assert "(2, 4, 8)" not in f.zh + f.en + str(f.expected)
+
+
+def test_hand_mismatch_gives_direction_not_value():
+    zh, en = hand_mismatch(0.4402, 0.6351)
+    assert "0.44" not in zh + en and "偏大" in zh and "too large" in en
+    assert "int" in hand_mismatch(409_600_000, 409_600_000.0)[1]
+
+
+def test_every_mistake_has_a_fix_and_its_message_has_no_code_of_the_fix():
+    from grader.judge.mistakes import mistakes_for
+
+    for ex in COURSE.exercises:
+        for m in mistakes_for(ex.id):
+            assert m.fix and m.fix["zh"] and m.fix["en"], f"{ex.id}/{m.id}: no fix"
+            assert m.fix["zh"] not in m.zh and m.fix["en"] not in m.en
+            assert len(ex.hints) >= 2 and m.hint is not None and m.hint < len(ex.hints), \
+                f"{ex.id}/{m.id}: the diagnosis must point below the last (fix) level"
+
+
+def test_the_last_hint_level_holds_the_fixes():
+    from grader.judge.mistakes import mistakes_for
+
+    for ex in COURSE.exercises:
+        last = ex.hints[-1]
+        for m in mistakes_for(ex.id):
+            assert m.fix["zh"] in last("zh") and m.fix["en"] in last("en"), f"{ex.id}/{m.id}"
+
+
+# ------------------------------------------------------------------ ex02's forbidden-API check
+
+def test_forbidden_api_check_is_about_apis_only(tmp_path, references):
+    wrong_value = _submission(tmp_path, "ex02", [("return float(log_sum_exp - z[label])",
+                                                  "return float(log_sum_exp - z[label]) + 1.0")])
+    result = _grade("ex02", wrong_value, references, only={"test_forbidden_apis"})
+    assert result.checks[0].passed, "a wrong value is not a forbidden API"
+    uses_api = _submission(tmp_path, "ex02", [("    e = torch.exp(logits - m)  # (..., V)\n    return e / e.sum(dim=-1, keepdim=True)",
+                                               "    return torch.softmax(logits, dim=-1)")])
+    result = _grade("ex02", uses_api, references, only={"test_forbidden_apis"})
+    (check,) = result.checks
+    assert not check.passed and "stable_softmax" in check.finding.en and "softmax" in check.finding.got
+
+
+# ------------------------------------------------------------------ ex05's picture
+
+def test_ex05_picture_gets_the_expected_shapes(tmp_path, references):
+    module = _submission(tmp_path, "ex05", [('"hidden": tuple(hidden.shape),', '"hidden": tuple(logits.shape),')])
+    result = _grade("ex05", module, references, only={"test_trace_shapes_course_setting"})
+    (check,) = result.checks
+    assert not check.passed
+    shapes = check.attachments["shapes"]
+    assert shapes["expected"]["hidden"] == (2, 4, 8) and shapes["got"]["hidden"] == (2, 4, 32)
+
+
+# ------------------------------------------------------------------ ex12: no false passes
+
+EX12_SHORT = {"test_estimate_order_and_size", "test_modes", "test_other_arguments",
+              "test_returns_trained_model", "test_gradients_cleared_every_step"}
+
+EX12_OWN_ESTIMATE = '''
+
+def estimate_loss(model, splits, block_size, batch_size, eval_iters, generator=None):
+    """The student's own, in this file."""
+    was_training = model.training
+    model.eval()
+    out = {}
+    with torch.no_grad():
+        for name, data in splits.items():
+            losses = []
+            for _ in range(EVAL_BATCHES):
+                x, y = get_batch(data, block_size, batch_size, generator=generator)
+                _, loss = model(x, y)
+                losses.append(loss.item())
+            out[name] = sum(losses) / len(losses)
+    RESTORE
+    return out
+'''
+
+
+def _own_estimate(batches: str, restore: str):
+    body = EX12_OWN_ESTIMATE.replace("EVAL_BATCHES", batches).replace("RESTORE", restore)
+    return [("from ex11_estimate_loss import estimate_loss\n", ""), ("\n\ndef train_bigram(", body + "\n\ndef train_bigram(")]
+
+
+@pytest.mark.parametrize("name, edits", [
+    ("AdamW at a hard-coded 1e-2", [("lr=learning_rate)\n    splits", "lr=1e-2)\n    splits")]),
+    ("vocab_size hard-coded to 65", [("model = BigramLanguageModel(vocab_size)\n    optimizer",
+                                      "model = BigramLanguageModel(65)\n    optimizer")]),
+    ("its own estimate_loss on one batch", _own_estimate("1", "model.train(was_training)")),
+    ("its own estimate_loss leaves the model in eval mode", _own_estimate("eval_iters", "")),
+])
+def test_ex12_false_passes_are_closed(name, edits, tmp_path, references):
+    module = _submission(tmp_path, "ex12", edits, references)
+    result = _grade("ex12", module, references, only=EX12_SHORT)
+    assert _failed(result), f"{name}: every short-run check passes"
+
+
+def test_ex12_own_correct_estimate_passes(tmp_path, references):
+    module = _submission(tmp_path, "ex12", _own_estimate("eval_iters", "model.train(was_training)"), references)
+    result = _grade("ex12", module, references, only=EX12_SHORT)
+    assert not _failed(result), [c.finding.en for c in result.checks if not c.passed]
