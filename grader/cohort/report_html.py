@@ -33,6 +33,7 @@ from grader.model.files import atomic_write
 NOT_DONE = ("not_implemented", "missing")
 TOP_CHECKS = 15
 NAMES_SHOWN = 12  # students named beside a mistake (the rest counted)
+PAIRS_SHOWN = 100  # a leaked solution pairs everyone with everyone: the most alike first, the rest counted
 # bars of a distribution: 0, then quarters of the maximum, then full marks
 BINS = ("0", "1–24%", "25–49%", "50–74%", "75–99%", "100%")
 
@@ -45,7 +46,7 @@ LABELS = {
         "mistake": "错误", "count": "学生数", "who": "哪些学生", "more": "另有 {n} 名", "section": "课上重讲的小节", "sections": "建议课上重讲",
         "similar": "疑似相似的提交", "pair": "学生", "share": "各自代码的重合比例", "tokens": "重合长度",
         "no_mistakes": "没有诊断出已知错误。", "no_failed": "没有失败的检查。",
-        "no_similar": "没有超过阈值的相似提交。",
+        "no_similar": "没有超过阈值的相似提交。", "pairs_more": "只列出最相似的 {shown} 对，共 {n} 对。",
         "similar_note": "copydetect 比较每两名学生同一练习的文件（变量名、注释不影响），练习骨架本身不算；"
                         "显示任一方至少 {pct}% 的代码出现在对方文件里的配对。相似不等于抄袭，请人工核实。",
         "no_sources": "未比较相似度：{why}",
@@ -63,7 +64,7 @@ LABELS = {
         "similar": "Suspiciously similar submissions", "pair": "students",
         "share": "share of each one's own code", "tokens": "matched length",
         "no_mistakes": "No known mistake was diagnosed.", "no_failed": "No check failed.",
-        "no_similar": "No pair above the threshold.",
+        "no_similar": "No pair above the threshold.", "pairs_more": "The {shown} most alike of {n} pairs.",
         "similar_note": "copydetect compares every two students' files of one exercise (renamed variables "
                         "and comments do not hide a copy); the exercise's stub is not counted. Shown: pairs "
                         "where at least {pct}% of either one's code is in the other's file. Similar is not "
@@ -190,8 +191,10 @@ def render_report(summary: dict, pairs: list | None, lang: str, *, course_title:
     labels = LABELS.get(lang, LABELS["en"])
     why_no_pairs = labels.get(why_no_pairs, why_no_pairs)
     pct = round(100 * (THRESHOLD if threshold is None else threshold))
+    more = labels["pairs_more"].format(shown=PAIRS_SHOWN, n=len(pairs)) if pairs and len(pairs) > PAIRS_SHOWN else ""
     return env.get_template("report.html.j2").render(
-        s=summary, pairs=pairs, t=labels, lang=lang, course_title=course_title,
+        s=summary, pairs=pairs[:PAIRS_SHOWN] if pairs is not None else None, pairs_more=more, t=labels, lang=lang,
+        course_title=course_title,
         similar_note=labels["similar_note"].format(pct=pct),
         no_sources=labels["no_sources"].format(why=why_no_pairs) if pairs is None else "")
 
@@ -224,6 +227,6 @@ def write_cohort_report(out: Path, book: dict, course: Course | None, folders: M
         return write_report(out, book, course, folders, lang)
     except ImportError as err:
         print(f"grade: report.html 未生成 / not written: pip install {err.name or 'jinja2'}", file=sys.stderr)
-    except OSError as err:
-        print(f"grade: report.html 未生成 / not written: {err}", file=sys.stderr)
+    except Exception as err:  # noqa: BLE001  the grades stand; the page is an extra
+        print(f"grade: report.html 未生成 / not written: {type(err).__name__}: {err}", file=sys.stderr)
     return None

@@ -43,7 +43,7 @@ class SimilarPair:
     b: str
     share_a: float  # the fraction of a's own code (not the stub's) that is also in b's file
     share_b: float
-    tokens: int  # filtered characters of a's file that match b's
+    tokens: int  # the matched length, in copydetect's filtered characters
 
     @property
     def similarity(self) -> float:
@@ -86,27 +86,43 @@ def similar_pairs(course: Course, ids: list[str], folders: Mapping[str, Path], *
             return CodeFingerprint(ex.file, NOISE_T, win_size, boilerplate=boilerplate, fp=io.StringIO(text))
 
         boilerplate = sorted(fingerprint(stub).hashes) if stub.strip() else []
-        prints = {}
+        # students with the very same file are compared once (a leaked solution handed in by
+        # 90 students is one text, not 4,005 comparisons)
+        groups: dict[str, list[str]] = {}
         for name in sorted(folders):
             text = read_submission(Path(folders[name]) / ex.file)
-            if text is None or text == stub:
-                continue
-            found = fingerprint(text, boilerplate)
-            if found.hashes:
-                prints[name] = found
-        names = list(prints)
-        for i, a in enumerate(names):
-            for b in names[i + 1:]:
-                fa, fb = prints[a], prints[b]
-                common = len(fa.hashes & fb.hashes)
-                # a cheap filter first (a set intersection, ~3 µs, against ~200 µs for the full
-                # comparison): a pair sharing under threshold/2 of the smaller file's fingerprints
-                # is not compared in full, which keeps 200 students × 13 exercises to seconds
-                if common < threshold * min(len(fa.hashes), len(fb.hashes)) / 2 or not common:
+            if text is not None and text != stub:
+                groups.setdefault(text, []).append(name)
+        prints = {text: fingerprint(text, boilerplate) for text in groups}
+        texts = [text for text in groups if prints[text].hashes]
+        for i, one in enumerate(texts):
+            for j in range(i, len(texts)):
+                other = texts[j]
+                found = _compare(prints[one], prints[other], threshold, compare_files)
+                if found is None:
                     continue
-                tokens, (share_a, share_b), _ = compare_files(fa, fb)
-                pair = SimilarPair(ex_id, a, b, round(float(share_a), 3), round(float(share_b), 3), int(tokens))
-                if pair.similarity >= threshold and pair.tokens >= min_tokens:
-                    pairs.append(pair)
+                share_one, share_other, tokens = found
+                if tokens < min_tokens or max(share_one, share_other) < threshold:
+                    continue
+                for a in groups[one]:
+                    for b in groups[other]:
+                        if i == j and a >= b:  # within one group: each pair once
+                            continue
+                        first, second = (a, b) if a < b else (b, a)
+                        shares = (share_one, share_other) if first == a else (share_other, share_one)
+                        pairs.append(SimilarPair(ex_id, first, second, *shares, tokens))
     pairs.sort(key=lambda p: (-p.similarity, -p.tokens, p.exercise, p.a, p.b))
     return pairs
+
+
+def _compare(one, other, threshold: float, compare_files) -> tuple[float, float, int] | None:
+    """(share of one's code in other, the reverse, matched length), or None when plainly apart."""
+    if one is other:
+        return 1.0, 1.0, int(one.token_coverage)
+    common = len(one.hashes & other.hashes)
+    # a cheap filter first (a set intersection, ~3 µs, against ~200 µs for the full comparison):
+    # a pair sharing under threshold/2 of the smaller file's fingerprints is not compared in full
+    if not common or common < threshold * min(len(one.hashes), len(other.hashes)) / 2:
+        return None
+    tokens, (share_one, share_other), _ = compare_files(one, other)
+    return round(float(share_one), 3), round(float(share_other), 3), int(tokens)
