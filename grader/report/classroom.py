@@ -13,7 +13,7 @@ equal: that line is only a rough picture when checks weigh differently; the Poin
 which Classroom records, is exact.) A manually graded check is not a test.
 
 Per test: `name` ("ex03 count_params：…"), `status`, `score`, `message` (why it failed),
-`test_code` (the command that reproduces it), `filename` (the exercise file), `line_no` (0),
+`test_code` (for a failed check, the command that shows it: "grade ex03"), `filename` (the exercise file), `line_no` (0),
 `execution_time` (seconds) and `duration` (milliseconds, as the reporter's own runners write).
 The runner's `status` is "pass" when every check passed, else "fail" (a test's own status
 says "error" for a crash, an exception or a time-out). `render_classroom` returns the JSON;
@@ -27,6 +27,7 @@ import json
 
 from grader.model.results import ExerciseResult
 from grader.report.details import failure_text, is_error
+from grader.report.review import reasons_of, reasons_text
 
 
 def _status(check) -> str:
@@ -54,12 +55,17 @@ def classroom_dict(results: list[ExerciseResult], lang: str = "zh") -> dict:
                 "score": check.points,
                 "max_score": check.max_points,
                 "message": "" if check.passed else failure_text(check, lang),
-                "test_code": f"grade {ex.id}",
+                "test_code": "" if check.passed else f"grade {ex.id}",  # the reporter prints it under the test
                 "filename": f"exercises/{ex.file}",
                 "line_no": 0,
                 "execution_time": round(check.seconds, 3),
                 "duration": int(round(check.seconds * 1000)),
             })
+    reasons = reasons_of(results)
+    if reasons:  # no points of its own: the mark and its reasons where the reporter shows messages
+        tests.append({"name": "review", "status": "fail", "score": 0, "max_score": 0,
+                      "message": reasons_text(reasons, lang), "test_code": "grade all", "filename": "",
+                      "line_no": 0, "execution_time": 0, "duration": 0})
     status = "pass" if tests and all(t["status"] == "pass" for t in tests) else "fail"
     return {"version": 1, "status": status, "max_score": sum(r.max_score for r in results), "tests": tests}
 
