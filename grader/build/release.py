@@ -1,34 +1,40 @@
 """`grade release OUT`: the student kit, built from the instructor's kit.
 
 What goes in: the stubs (`exercises/`), the grader package, the data set loader
-(`datasets/catalog.toml` and its README), `course.toml`, `pyproject.toml`, a README for
-students, and `grader/answers.bin`: the reference's answers to the public checks,
-recorded now (see `grader.judge.recorded`).
+(`datasets/catalog.toml` and its README), `course.toml`, a `pyproject.toml` that builds
+offline, a README for students, and `grader/answers.bin`: the reference's answers to the
+public checks, recorded now (see `grader.judge.recorded`).
 
-What stays out: `solutions/`; the known mistakes' code (`grader/mistakes/exNN.py`: the
-release knows their messages from the recorded answers); the hidden checks (each check
-module is trimmed to its public checks, and to the helpers and constants those use); the
-kit's own tests and development files. A probe module that holds a correct piece of an
-earlier exercise (`grader/pieces/`: later exercises' probes use them so that a bug
-is charged once) is shipped sealed: its source compressed inside the module, so that it
-does not read as a solution.
+What stays out, in every form (plain, compressed, encoded, bytecode): `solutions/`; the
+known mistakes' code (`grader/mistakes/exNN.py`: the release knows their messages from the
+recorded answers); the hidden checks (each check module is trimmed to its public checks,
+and to the helpers and constants those use); the correct pieces of earlier exercises
+(`grader/pieces/get_batch.py`, `bigram.py`, `estimate_loss.py`: the answers to ex08, ex09
+and ex11). Without them the release grades ex10-ex12 with the student's own earlier files
+(`grader.pieces.OWN_FILES`), and the report says so; the official grade uses the correct
+pieces and also runs the hidden checks.
 
-The built release is scanned for the body of every function in `solutions/`; any match
-stops the build. `find_solution_leaks` is the same scan, for the tests.
+The release builds with flit_core, copied into `_build/` (its licence beside it) and named
+as an in-tree backend, so `pip install --no-index .` needs nothing from an index.
+
+The built release is searched for every function body of `solutions/`, decoded from any
+blob it could hide in (`grader.build.leaks`); any match stops the build.
 """
 
 from __future__ import annotations
 
 import ast
-import base64
+import importlib.util
 import re
 import shutil
-import zlib
 from pathlib import Path
 
 import click
 
+from grader.build.leaks import find_solution_leaks
 from grader.model.course import Course
+
+__all__ = ["build_release", "find_solution_leaks", "trim_check_module", "visible_checks", "fresh_output_folder"]
 
 # --------------------------------------------------------------------------- trimming checks
 
@@ -150,117 +156,6 @@ def trim_check_module(source: str) -> tuple[str, list[str]]:
     return note + text, [n.name for n in tree.body if _is_test(n) and n.name in keep_tests]
 
 
-# --------------------------------------------------------------------------- finding solution source
-
-
-def _body_without_docstring(func) -> list[ast.stmt]:
-    body = list(func.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        body = body[1:]
-    return body
-
-
-def _is_stub_body(body: list[ast.stmt]) -> bool:
-    return not body or all(isinstance(s, (ast.Raise, ast.Pass)) or
-                           (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and
-                            isinstance(s.value.func, ast.Attribute) and s.value.func.attr == "__init__")
-                           for s in body)
-
-
-def _functions(tree: ast.AST):
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
-
-
-def _norm_lines(text: str) -> list[str]:
-    """Code lines without indentation, comments or blank lines (for a text search)."""
-    out = []
-    for line in text.splitlines():
-        line = re.sub(r"\s+#.*$", "", line).strip()
-        if line and not line.startswith("#"):
-            out.append(re.sub(r"\s+", " ", line))
-    return out
-
-
-def solution_fingerprints(course: Course) -> list[dict]:
-    """Every function body in solutions/: where it is, its AST dump, its code lines."""
-    found = []
-    for path in sorted(course.solutions_dir.glob("*.py")):
-        source = path.read_text(encoding="utf-8")
-        tree = ast.parse(source)
-        for func in _functions(tree):
-            body = _body_without_docstring(func)
-            if _is_stub_body(body):
-                continue
-            segment = "\n".join(ast.get_source_segment(source, s, padded=True) or "" for s in body)
-            found.append({"where": f"solutions/{path.name}:{func.name}",
-                          "dump": "\n".join(ast.dump(s) for s in body),
-                          "lines": _norm_lines(segment)})
-    return found
-
-
-TEXT_SUFFIXES = {".py", ".md", ".toml", ".txt", ".cfg", ".ipynb", ".json", ".rst", ".in", ".sh"}
-
-
-def find_solution_leaks(course: Course, root: Path, fingerprints: list[dict] | None = None) -> list[str]:
-    """Places in `root` that hold a solution function's body (as code or as text)."""
-    fingerprints = solution_fingerprints(course) if fingerprints is None else fingerprints
-    by_dump = {}
-    for fp in fingerprints:
-        by_dump.setdefault(fp["dump"], fp["where"])
-    leaks = []
-    for path in sorted(Path(root).rglob("*")):
-        if not path.is_file() or path.suffix not in TEXT_SUFFIXES or "__pycache__" in path.parts:
-            continue
-        rel = path.relative_to(root)
-        text = path.read_text(encoding="utf-8", errors="replace")
-        if path.suffix == ".py":
-            try:
-                tree = ast.parse(text)
-            except SyntaxError:
-                tree = None
-            for func in _functions(tree) if tree else ():
-                body = _body_without_docstring(func)
-                if _is_stub_body(body):
-                    continue
-                dump = "\n".join(ast.dump(s) for s in body)
-                if dump in by_dump:
-                    leaks.append(f"{rel}:{func.name} has the body of {by_dump[dump]}")
-        haystack = "\n" + "\n".join(_norm_lines(text)) + "\n"
-        for fp in fingerprints:
-            needle = "\n" + "\n".join(fp["lines"]) + "\n"
-            if fp["lines"] and needle in haystack:
-                leaks.append(f"{rel} contains the text of {fp['where']}")
-    return sorted(set(leaks))
-
-
-SEALED_TEMPLATE = '''"""{name} (sealed).
-
-学生发行版：这个模块含有前面练习的正确实现（后面的练习评分时用），源码压缩存放，
-以免读起来就是答案。/ Student release: this module holds correct pieces of earlier
-exercises (used when later exercises are graded); its source is stored compressed so
-that it does not read as a solution.
-"""
-
-import base64 as _base64
-import zlib as _zlib
-
-exec(compile(_zlib.decompress(_base64.b85decode(_SOURCE)).decode("utf-8"), __file__, "exec"))
-'''
-
-
-def seal_module(path: Path) -> None:
-    """Rewrite a module so that its source is kept compressed inside it."""
-    source = path.read_text(encoding="utf-8")
-    blob = base64.b85encode(zlib.compress(source.encode("utf-8"), 9)).decode("ascii")
-    text = SEALED_TEMPLATE.format(name=f"grader.probes.{path.stem}")
-    head, _, tail = text.partition("import base64 as _base64")
-    chunks = "\n".join(f"    {blob[i:i + 96]!r}" for i in range(0, len(blob), 96))
-    path.write_text(head + f"_SOURCE = (\n{chunks}\n)\n\n" + "import base64 as _base64" + tail, encoding="utf-8")
-
-
 # --------------------------------------------------------------------------- building
 
 STUDENT_README = """# {title_zh}
@@ -275,6 +170,10 @@ pip install torch==2.13.0          # 先装 CPU 版 torch / the CPU build of tor
 pip install -e .                   # 然后装本工具包 / then this kit
 grade data                         # 下载或指定 tiny Shakespeare / get tiny Shakespeare (bigram exercises)
 ```
+
+工具包本身离线就能装（依赖装好之后 `pip install --no-index -e .` 不需要联网）。
+The kit itself installs offline: once its dependencies are there, `pip install --no-index -e .`
+needs no network.
 
 ## 做练习 / Doing the exercises
 
@@ -299,12 +198,16 @@ and the section to reread.
 
 这里的检查只用公开的例子，参考答案是事先录制好的（`grader/answers.bin`），不需要联网。
 **正式评分还会运行隐藏测试**（随机输入、边界情况），所以这里全部通过不等于满分。
+ex10–ex12 建立在前面的练习上：这里用的是**你自己的** ex08、ex09、ex11 文件（前面的错误在这里
+会再出现一次）；正式评分换成正确的实现，前面的错误不重复扣分。
 ex04 的 `WHY_PARALLEL` 是书面回答，由老师人工批改，这里只显示“待人工评分”。
 The checks here use the public examples only, against answers recorded from the
 reference (`grader/answers.bin`); no network is needed. **The official grade also runs
 hidden tests** (random inputs, edge cases), so passing everything here is not a full
-score yet. ex04's `WHY_PARALLEL` is a written answer graded by hand; here it shows as
-"awaiting manual grading".
+score yet. ex10–ex12 build on earlier exercises: here they run with **your own** ex08,
+ex09 and ex11 files (an earlier bug shows again there); the official grade swaps in
+correct ones, so an earlier bug is charged once. ex04's `WHY_PARALLEL` is a written
+answer graded by hand; here it shows as "awaiting manual grading".
 
 ## 目录 / What is here
 
@@ -314,7 +217,24 @@ score yet. ex04's `WHY_PARALLEL` is a written answer graded by hand; here it sho
 | `course.toml` | 练习列表、分值与提示 / the exercises, points and hints |
 | `grader/` | 评分工具 / the grader |
 | `datasets/` | 数据集目录与说明 / the data set catalog and its README |
+| `_build/` | 打包工具 flit_core（BSD 许可）/ the packaging backend flit_core (BSD licence) |
 """
+
+# The pieces' modules (the answers to ex08, ex09, ex11) never ship; their package's
+# __init__ does, switched to the student's own files.
+PIECES_OWN_FILES = ("OWN_FILES = False\n", "OWN_FILES = True  # 学生发行版 / the student release\n")
+# What a wheel of the release carries inside the package (grader.model.paths.kit_file).
+KIT_FILES = ("course.toml", "exercises", "datasets/catalog.toml", "datasets/README.md")
+
+RELEASE_BUILD_SYSTEM = """[build-system]
+# flit_core, copied into _build/ by `grade release`: pip builds this kit with nothing to
+# download, so `pip install --no-index .` works offline (once the dependencies are installed).
+requires = []
+build-backend = "flit_core.buildapi"
+backend-path = ["_build"]
+
+"""
+
 
 def fresh_output_folder(course: Course, out: Path, *, force: bool) -> Path:
     """An empty folder to build into: never the kit itself, never a full folder without --force."""
@@ -330,16 +250,25 @@ def fresh_output_folder(course: Course, out: Path, *, force: bool) -> Path:
     return out
 
 
+def _own_files_pieces(source: str) -> str:
+    """grader/pieces/__init__.py as the release ships it: OWN_FILES switched on."""
+    old, new = PIECES_OWN_FILES
+    if source.count(old) != 1:
+        raise click.ClickException("grader/pieces/__init__.py: cannot switch it to the student's own files "
+                                   f"(expected one line {old.strip()!r})")
+    return source.replace(old, new)
+
+
 def _copy_grader(src: Path, dst: Path, course: Course) -> dict[str, list[str]]:
-    """The grader package without mistakes' code and hidden checks; the checks kept."""
+    """The grader package without mistakes' code, hidden checks and pieces; the checks kept."""
     kept: dict[str, list[str]] = {}
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
-        if "__pycache__" in rel.parts or path.is_dir() or path.suffix in (".pyc", ".pyo"):
+        if "__pycache__" in rel.parts or path.is_dir() or path.is_symlink() or path.suffix in (".pyc", ".pyo"):
             continue
-        if rel.parts[0] == "mistakes" and rel.name != "__init__.py":
+        if rel.parts[0] in ("mistakes", "pieces") and rel.name != "__init__.py":
             continue
-        if rel.name == "answers.bin":
+        if rel.name == "answers.bin" or rel.parts[0] == "_kit":
             continue
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -351,8 +280,58 @@ def _copy_grader(src: Path, dst: Path, course: Course) -> dict[str, list[str]]:
             target.write_text(text, encoding="utf-8")
             kept[exercise.id] = names
             continue
+        if rel.parts == ("pieces", "__init__.py"):
+            target.write_text(_own_files_pieces(path.read_text(encoding="utf-8")), encoding="utf-8")
+            continue
         shutil.copy2(path, target)
     return kept
+
+
+def release_pyproject(kit_pyproject: str) -> str:
+    """The kit's pyproject.toml for the release: its [project] tables as written, built by
+    the vendored flit_core (the kit's setuptools tables and hooks left out).
+
+    The text is cut at table headers, not parsed and rewritten, so comments stay.
+    """
+    import tomllib
+
+    tomllib.loads(kit_pyproject)  # a broken file stops here, with tomllib's message
+    tables = re.split(r"(?m)^(?=\[)", kit_pyproject)
+    kept = [t for t in tables if re.match(r"\[project(\.[\w-]+)?\]", t)]
+    text = RELEASE_BUILD_SYSTEM + "".join(kept).rstrip("\n") + '\n\n[tool.flit.module]\nname = "grader"\n'
+    tomllib.loads(text)
+    return text
+
+
+def _vendor_flit_core(out: Path) -> None:
+    """flit_core (pure Python, no dependencies, BSD-3-Clause) into out/_build/, with its licence."""
+    from importlib import metadata
+
+    spec = importlib.util.find_spec("flit_core")
+    if spec is None or not spec.submodule_search_locations:
+        raise click.ClickException("flit_core 没有安装：pip install -e '.[instructor]' / flit_core is not installed "
+                                   "(the release is built with it): pip install -e '.[instructor]'")
+    source = Path(list(spec.submodule_search_locations)[0])
+    shutil.copytree(source, out / "_build" / "flit_core",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "tests"))
+    # its own licence (the vendored tomli's travels inside the copied tree)
+    licence = next((f for f in metadata.distribution("flit_core").files or ()
+                    if re.search(r"\.dist-info/(licenses/)?LICENSE$", str(f))), None)
+    if licence is not None:
+        (out / "_build" / "flit_core-LICENSE").write_text(licence.read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def _copy_kit_files(course: Course, target: Path) -> None:
+    """The course files a wheel of the release carries inside the package (grader/_kit/)."""
+    for rel in KIT_FILES:
+        src = course.root / rel
+        if src.is_dir():
+            for path in sorted(src.glob("*.py")):
+                (target / rel).mkdir(parents=True, exist_ok=True)
+                shutil.copy2(path, target / rel / path.name)
+        elif src.is_file():
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target / rel)
 
 
 def build_release(course: Course, out: Path, *, force: bool = False, echo=click.echo) -> Path:
@@ -383,26 +362,19 @@ def build_release(course: Course, out: Path, *, force: bool = False, echo=click.
     for name in ("catalog.toml", "README.md"):
         if (course.root / "datasets" / name).is_file():
             shutil.copy2(course.root / "datasets" / name, out / "datasets" / name)
-    # pyproject.toml already ships grader/answers.bin as package data
-    shutil.copy2(course.root / "pyproject.toml", out / "pyproject.toml")
+    _copy_kit_files(course, out / "grader" / "_kit")
+    (out / "pyproject.toml").write_text(release_pyproject((course.root / "pyproject.toml").read_text(encoding="utf-8")),
+                                        encoding="utf-8")
+    _vendor_flit_core(out)
     (out / "README.md").write_text(STUDENT_README.format(title_zh=course.title.zh, title_en=course.title.en),
                                    encoding="utf-8")
     (out / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.venv/\n.grade-state.json\n", encoding="utf-8")
 
-    fingerprints = solution_fingerprints(course)
-    leaks = find_solution_leaks(course, out, fingerprints)
-    sealed = sorted({leak.split(":")[0].split(" ")[0] for leak in leaks
-                     if leak.startswith(("grader/probes/", "grader/pieces/"))})
-    for rel in sealed:
-        seal_module(out / rel)
-        echo(f"  封存 / sealed {rel} (它含有前面练习的正确实现 / it holds correct pieces of earlier exercises)")
-    leaks = find_solution_leaks(course, out, fingerprints)
+    leaks = find_solution_leaks(course, out)
     if leaks:
         shutil.rmtree(out)
-        raise click.ClickException("发行版里有参考答案的源码 / the release holds solution source:\n  " + "\n  ".join(leaks))
+        raise click.ClickException("发行版里有参考答案的代码 / the release holds solution code:\n  " + "\n  ".join(leaks))
     n_checks = sum(len(v) for v in kept.values())
     echo(f"学生发行版已写入 / student release written to {out} "
          f"({len(course.exercises)} 个练习 / exercises, {n_checks} 项公开检查 / public checks)")
     return out
-
-

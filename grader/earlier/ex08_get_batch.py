@@ -1,3 +1,5 @@
 """Stand-in for a missing ex08_get_batch.py (see README.md in this folder)."""
 
-from grader.pieces.get_batch import get_batch  # noqa: F401
+from grader.pieces import stand_in
+
+get_batch = stand_in("get_batch")

@@ -1,3 +1,5 @@
 """Stand-in for a missing ex09_bigram.py (see README.md in this folder)."""
 
-from grader.pieces.bigram import BigramLanguageModel  # noqa: F401
+from grader.pieces import stand_in
+
+BigramLanguageModel = stand_in("BigramLanguageModel")

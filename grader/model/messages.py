@@ -27,6 +27,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "some_failed": {"zh": "{failed} 项检查未通过", "en": "{failed} check(s) failed"},
     "manual_unanswered": {"zh": "还有 {count} 道书面回答没写（人工评分）", "en": "{count} written answer(s) still empty (graded by hand)"},
     "hidden_note": {"zh": "正式评分还会运行隐藏测试。", "en": "The official grade also runs hidden tests."},
+    "own_pieces_note": {"zh": "ex10–ex12 在这里用你自己的 ex08、ex09、ex11 文件评分（前面的错误会在这里再出现）；"
+                                "正式评分换成正确的实现。",
+                        "en": "ex10–ex12 are graded here with your own ex08, ex09 and ex11 files (an earlier bug shows "
+                              "again); the official grade swaps in correct ones."},
     "status_passed": {"zh": "通过", "en": "passed"},
     "status_failed": {"zh": "未通过", "en": "failed"},
     "status_not_started": {"zh": "未开始", "en": "not started"},

@@ -26,13 +26,51 @@ NEEDED_BY = {
 _WHERE = {"get_batch": "get_batch", "BigramLanguageModel": "bigram", "estimate_loss": "estimate_loss"}
 
 
+# The student release ships none of the pieces' modules (they are the answers to ex08, ex09
+# and ex11): `grade release` sets this to True, and there ex10-ex12 are graded with the
+# student's OWN earlier files (the report says so), nothing being loaded before the fence.
+OWN_FILES = False
+
+
 def needed_by(module: str) -> tuple[str, ...]:
-    return NEEDED_BY.get(module, ())
+    return () if OWN_FILES else NEEDED_BY.get(module, ())
 
 
 def piece(name: str):
-    """`piece("get_batch")`: the correct piece, its module imported on first use."""
+    """`piece("get_batch")`: the correct piece, its module imported on first use (in the
+    student release: the student's own, from `ex08_get_batch.py` and so on)."""
+    if OWN_FILES:
+        return own_piece(name)
     return getattr(importlib.import_module(f"grader.pieces.{_WHERE[name]}"), name)
+
+
+def own_piece(name: str):
+    """The student's own earlier piece: `own_piece("get_batch")` is ex08_get_batch.get_batch
+    from the submission folder (first on the worker's path)."""
+    from grader.probes.errors import MissingSubmissionFile
+
+    module = EARLIER[name]
+    try:
+        found = importlib.import_module(module)
+    except ImportError:
+        found = None
+    if found is None or str(getattr(found, "__name__", "")).startswith("grader."):
+        raise MissingSubmissionFile(
+            f"{module}.py 不在提交目录中：学生发行版用你自己的 {module}.py 评分后面的练习 / "
+            f"{module}.py is not in the submission folder: the student release grades the later "
+            f"exercises with your own {module}.py")
+    return getattr(found, name)
+
+
+def stand_in(name: str):
+    """What grader/earlier's stand-in for a missing earlier file holds: the correct piece, or
+    (in the student release, which has none) a clear ImportError."""
+    if OWN_FILES:
+        module = EARLIER[name]
+        raise ImportError(f"{module}.py 不在提交目录中：学生发行版里，后面的练习用你自己的 {module}.py / "
+                          f"{module}.py is not in the submission folder: in the student release the later "
+                          f"exercises build on your own {module}.py", name=module)
+    return piece(name)
 
 
 # The earlier exercises' files, by the names a later exercise imports from them.
