@@ -34,6 +34,7 @@ from grader.cohort.gradebook import (STATE_VERSION, OutError, assemble, grades_c
                                      merge_gradebooks, write_gradebook)
 from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
 from grader.cohort.notebooks import extract_notebook
+from grader.cohort.report_html import write_cohort_report
 from grader.cohort.students import Student, find_students, is_nbgrader_dir, student_key
 from grader.model.course import Course
 from grader.model.fingerprint import answers_fingerprint
@@ -78,7 +79,11 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         pending = [n for n, s in enumerate(students) if load_done(out, s, course_fp, ids) is None]
         if pending:
             _grade_pending(course, root, out, students, pending, ids, lang, formats or [], jobs, course_fp, progress)
-        return assemble(out, course, ids, students, course_fp, lang)
+        book = assemble(out, course, ids, students, course_fp, lang)
+        # OUT/report.html for the instructor; a shard's covers its own students (grade report
+        # after grade merge covers all)
+        write_cohort_report(out, book, course, {s.name: s.folder for s in students}, lang)
+        return book
 
 
 def _grade_pending(course, root, out, students, pending, ids, lang, formats, jobs, course_fp, progress):
