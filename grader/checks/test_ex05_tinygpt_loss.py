@@ -117,6 +117,8 @@ def test_trace_shapes_other_sizes(student, reference):
         if got != expected:
             student.attach("shapes", {"got": got, "expected": expected})
         _check_shapes(student, got, expected, f"trace_shapes(B={B}, T={T}, C={C}, V={V})", reference=reference)
+    # every argument matters: the labels must go into flat_labels and the loss
+    same(student, reference, probe("ex05.trace_uses_labels"), label="trace_shapes(model, input_ids, labels) uses labels")
 
 
 @pytest.mark.public

@@ -38,7 +38,7 @@ def test_forward_without_targets(student, reference):
 
 @pytest.mark.points(2)
 def test_forward_with_targets(student, reference):
-    """有 targets：交叉熵（view(B*T, C)）| With targets: the cross-entropy of view(B*T, C)"""
+    """有 targets：拉平后的交叉熵，数值对 | With targets: the cross-entropy of the flattened logits"""
     for (B, T), V, seed in [((4, 8), 65, 1), ((2, 3), 5, 2), ((1, 1), 7, 3), ((3, 5), 65, 4)]:
         same(student, reference, probe("ex09.forward", V, _ids((B, T), V, seed), _ids((B, T), V, seed + 100),
                                        wseed=seed),

@@ -79,6 +79,17 @@ NATURAL_BUGS = {
     "nll with the wrong sign": ("ex02", [("return float(log_sum_exp - z[label])", "return float(z[label] - log_sum_exp)")]),
     "train_frac taken for val": ("ex07", [("n = int(train_frac * len(data))\n    train", "n = int((1 - train_frac) * len(data))\n    train")]),
     "log10 for the uniform loss": ("ex10", [("return math.log(vocab_size)", "return math.log10(vocab_size)")]),
+    "mask includes the next position": ("ex04", [("return j <= i  # (T, T)", "return j <= i + 1  # (T, T)")]),
+    "temperature squared": ("ex04", [("logits = logits[:, -1, :] / temperature  # (B, V)",
+                                      "logits = logits[:, -1, :] / temperature ** 2  # (B, V)")]),
+    "bigram loss summed": ("ex09", [("loss = F.cross_entropy(flat_logits, flat_targets)  # ()",
+                                     "loss = F.cross_entropy(flat_logits, flat_targets, reduction=\"sum\")  # ()")]),
+    "estimate returns tensors": ("ex11", [("out[name] = sum(losses) / len(losses)",
+                                           "out[name] = torch.tensor(sum(losses) / len(losses))")]),
+    "BPE merges a pair seen once": ("ex13", [("if counts[pair] < 2:", "if counts[pair] < 1:")]),
+    "BPE decode drops bad bytes": ("ex13", [('return data.decode("utf-8", errors="replace")',
+                                             'return data.decode("utf-8", errors="ignore")')]),
+    "count_params counts frozen ones": ("ex03", [("if id(p) in seen or not p.requires_grad:", "if id(p) in seen:")]),
     "lm_loss summed": ("ex05", [("return F.cross_entropy(flat_logits, flat_labels, ignore_index=-100)  # ()",
                                  "return F.cross_entropy(flat_logits, flat_labels, ignore_index=-100, reduction=\"sum\")")]),
 }
@@ -281,3 +292,48 @@ def test_ex12_own_correct_estimate_passes(tmp_path, references):
     module = _submission(tmp_path, "ex12", _own_estimate("eval_iters", "model.train(was_training)"), references)
     result = _grade("ex12", module, references, only=EX12_SHORT)
     assert not _failed(result), [c.finding.en for c in result.checks if not c.passed]
+
+
+OWN_MODEL = '''
+
+class BigramLanguageModel(torch.nn.Module):
+    """The student's own, in this file."""
+
+    def __init__(self, vocab_size):
+        super().__init__()
+        self.token_embedding_table = torch.nn.Embedding(vocab_size, vocab_size)
+
+    def forward(self, idx, targets=None):
+        logits = self.token_embedding_table(idx)  # (B, T, C)
+        if targets is None:
+            return logits, None
+        B, T, C = logits.shape
+        loss = torch.nn.functional.cross_entropy(logits.view(B * T, C), targets.view(B * T)REDUCTION)
+        return logits, loss
+'''
+
+
+@pytest.mark.parametrize("reduction, passes", [("", True), (', reduction="sum"', False)])
+def test_ex12_own_model_class_is_graded_as_written(reduction, passes, tmp_path, references):
+    edits = [("from ex09_bigram import BigramLanguageModel\n", ""),
+             ("\n\ndef train_bigram(", OWN_MODEL.replace("REDUCTION", reduction) + "\n\ndef train_bigram(")]
+    module = _submission(tmp_path, "ex12", edits, references)
+    result = _grade("ex12", module, references, only=EX12_SHORT)
+    assert bool(_failed(result)) is not passes, [c.finding.en for c in result.checks if not c.passed]
+
+
+def test_ex11_own_get_batch_is_graded_as_written(tmp_path, references):
+    own = '''
+
+def get_batch(data, block_size, batch_size, generator=None):
+    """The student's own, in this file, ignoring the generator."""
+    ix = torch.randint(len(data) - block_size, (batch_size,))
+    x = torch.stack([data[i : i + block_size] for i in ix])
+    y = torch.stack([data[i + 1 : i + block_size + 1] for i in ix])
+    return x, y
+'''
+    edits = [("from ex08_get_batch import get_batch\n", ""),
+             ("\n\ndef estimate_loss(", own + "\n\ndef estimate_loss(")]
+    module = _submission(tmp_path, "ex11", edits, references)
+    result = _grade("ex11", module, references, only={"test_values_with_generator"})
+    assert _failed(result), "a get_batch written in ex11's own file was replaced by a correct one"
