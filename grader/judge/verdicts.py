@@ -240,7 +240,7 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
                               zh=mismatch.zh, en=mismatch.en, output=got.output, diagnosis=diagnosis))
 
 
-HIDDEN_ANSWER = "（你来算 / yours to work out）"
+HIDDEN_ANSWER = "?"  # a hand-computed answer is not shown (the message says so, in the report's language)
 
 
 def hand_mismatch(expected, got) -> tuple[str, str]:
