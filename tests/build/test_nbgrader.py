@@ -102,8 +102,8 @@ def test_run_check_matches_the_command_line(course, capsys):
         return module
 
     good = load(course.solutions_dir, "ex01_windows")
-    result = run_check("ex01", "test_make_windows_course_example", vars(good), lang="en")
-    assert result.passed and "expected" in capsys.readouterr().out
+    assert run_check("ex01", "test_make_windows_course_example", vars(good), lang="en") is None  # a quiet cell
+    assert "expected" in capsys.readouterr().out
     stub = load(course.exercises_dir, "ex01_windows")
     with pytest.raises(AssertionError, match="not implemented"):
         run_check("ex01", "test_make_windows_course_example", vars(stub), lang="en")
@@ -201,3 +201,87 @@ def test_generate_autograde_export(folder, course):
         assert float(rows[key]["max_score"]) == full[key[0]]
     assert lost[("ch05", "wrong")] == course.exercise("ex01").points
     assert lost[("bigram", "raising")] == course.exercise("ex08").points
+
+
+# An answer cell written the way an attacker writes it: the test cells below it call
+# `run_check` from the notebook's namespace, so rebinding it (and patching the module, for
+# cells that import it again) makes every in-kernel check pass.
+CHEAT = '''import grader.notebook
+
+
+def run_check(*args, **kwargs):
+    return None
+
+
+grader.notebook.run_check = run_check
+'''
+
+
+def export_scores(folder: Path) -> dict[tuple[str, str], float]:
+    (folder / "grades.csv").unlink(missing_ok=True)
+    nbgrader(folder, "export", "--to", "grades.csv")
+    return {(r["assignment"], r["student_id"]): float(r["score"])
+            for r in csv.DictReader(open(folder / "grades.csv", encoding="utf-8"))}
+
+
+def test_batch_writes_the_honest_scores_into_nbgraders_gradebook(course, tmp_path):
+    """In nbgrader's own autograde a cell that replaces run_check takes the automatic points;
+    `grade batch submitted/ --nbgrader-db gradebook.db` puts the honest scores in their place
+    (what `nbgrader export` reads), keeping the grades an instructor gave by hand."""
+    from grader.build.nbgrader_export import build_nbgrader
+    from nbgrader.api import Gradebook
+
+    folder = tmp_path / "course"
+    build_nbgrader(course, folder, echo=lambda *_: None)
+    nbgrader(folder, "generate_assignment", "ch05", "--force")
+    release = nbformat.read(folder / "release" / "ch05" / "ch05.ipynb", as_version=4)
+    source = nbformat.read(folder / "source" / "ch05" / "ch05.ipynb", as_version=4)
+    cheater = nbformat.from_dict(release)
+    for cell in cheater.cells:
+        if meta(cell).get("grade_id") == "ex01_answer":
+            cell.source = CHEAT + "\n" + cell.source  # every answer stays a stub
+    for student, nb in (("cheater", cheater), ("solved", submission(release, solution_sources(source), "solved"))):
+        target = folder / "submitted" / student / "ch05" / "ch05.ipynb"
+        target.parent.mkdir(parents=True)
+        nbformat.write(nb, target)
+    nbgrader(folder, "autograde", "ch05", "--create", "--force")
+
+    points = cell_points(source)
+    written = points["ex04_WHY_PARALLEL"]
+    automatic = sum(points.values()) - written
+    in_kernel = export_scores(folder)
+    assert in_kernel[("ch05", "cheater")] == automatic  # the attack works inside nbgrader's kernel
+
+    # the instructor's hand: solved's written answer, and an override on one of cheater's cells
+    db = folder / "gradebook.db"
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.find_grade("ex04_WHY_PARALLEL", "ch05", "ch05", "solved").manual_score = written
+        gb.find_grade("ex01_test_make_windows_course_example", "ch05", "ch05", "cheater").manual_score = 0.5
+        gb.db.commit()
+
+    grade = str(Path(sys.executable).parent / "grade")
+    proc = subprocess.run([grade, "batch", str(folder / "submitted"), "--out", str(tmp_path / "out"), "-j", "1",
+                           "--only", "ch05", "--no-progress", "--nbgrader-db", str(db)],
+                          capture_output=True, text=True, timeout=900, env={**os.environ, "GRADE_LANG": "en"})
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "manual grades kept" in proc.stdout
+
+    honest = export_scores(folder)
+    assert honest[("ch05", "cheater")] == 0.5  # stubs earn nothing; the hand-given half point stays
+    assert honest[("ch05", "solved")] == sum(points.values())
+    with Gradebook(f"sqlite:///{db}") as gb:
+        kept = gb.find_grade("ex01_test_make_windows_course_example", "ch05", "ch05", "cheater")
+        assert kept.auto_score == 0 and kept.manual_score == 0.5 and kept.needs_manual_grade
+        hidden = gb.find_grade("ex01_test_make_windows_random_strides", "ch05", "ch05", "solved")
+        assert hidden.auto_score == points["ex01_test_make_windows_random_strides"] > 0
+        assert not hidden.needs_manual_grade
+
+
+def test_nbgrader_db_needs_an_nbgrader_folder(tmp_path):
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / "ex01_windows.py").write_text("x = 1\n")
+    grade = str(Path(sys.executable).parent / "grade")
+    proc = subprocess.run([grade, "batch", str(tmp_path), "--out", str(tmp_path / "out"), "--only", "ex01",
+                           "--no-progress", "--nbgrader-db", str(tmp_path / "gradebook.db")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
