@@ -30,8 +30,16 @@ import os
 import sys
 from pathlib import Path
 
-from grader.cohort.gradebook import (STATE_VERSION, OutError, assemble, grades_csv, hold_out, load_done,
-                                     merge_gradebooks, write_gradebook)
+from grader.cohort.gradebook import (
+    STATE_VERSION,
+    OutError,
+    assemble,
+    grades_csv,
+    hold_out,
+    load_done,
+    merge_gradebooks,
+    write_gradebook,
+)
 from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
@@ -39,9 +47,23 @@ from grader.cohort.students import Student, find_students, is_nbgrader_dir, stud
 from grader.model.course import Course
 from grader.model.fingerprint import answers_fingerprint
 
-__all__ = ["run_batch", "check_out", "course_fingerprint", "FORMAT_EXT", "OutError", "Student", "find_students",
-           "is_nbgrader_dir", "student_key", "extract_notebook", "assemble", "grades_csv", "write_gradebook",
-           "merge_gradebooks", "load_done"]
+__all__ = [
+    "FORMAT_EXT",
+    "OutError",
+    "Student",
+    "assemble",
+    "check_out",
+    "course_fingerprint",
+    "extract_notebook",
+    "find_students",
+    "grades_csv",
+    "is_nbgrader_dir",
+    "load_done",
+    "merge_gradebooks",
+    "run_batch",
+    "student_key",
+    "write_gradebook",
+]
 
 
 def course_fingerprint(course: Course, ids: list[str], lang: str) -> str:

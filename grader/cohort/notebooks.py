@@ -57,7 +57,7 @@ def extract_notebook_text(data: bytes, filename: str, course: Course) -> dict[st
         if meta.get("grade") and not meta.get("solution"):
             continue  # a test cell: the grader's, not the student's
         kind = "solution" if meta.get("solution") else "setup"
-        if kind == "setup" and re.search(r"^\s*(from|import)\s+grader\b", _cell_source(cell), re.M):
+        if kind == "setup" and re.search(r"^\s*(from|import)\s+grader\b", _cell_source(cell), re.MULTILINE):
             continue  # the grader's own cell (`from grader.notebook import run_check`), not needed here
         tagged.append((owner, kind, cell))
     owners = {o for o, kind, _ in tagged if o and kind == "solution"}

@@ -34,24 +34,34 @@ mirrors (pass ``url=`` or a folder instead), and caching the checksum by size+mt
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
 import shutil
-import socket
 import sys
 import tempfile
-import tomllib
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from grader.model.paths import kit_file
+
+from grader.data.catalog import (
+    CACHE_SUBDIR,
+    ENV_VAR,
+    URL_ENV_VAR,
+    DataError,
+    Dataset,
+    _how_to_get,
+    _mismatch,
+    default_cache_dir,
+    default_catalog_path,
+    get_dataset,
+    read_catalog,
+)
+from grader.data.download import FILE_MODE, _download, make_dirs, make_shared
 
 __all__ = [
+    "CACHE_SUBDIR",
+    "ENV_VAR",
+    "URL_ENV_VAR",
     "DataError",
     "Dataset",
-    "ENV_VAR",
     "default_cache_dir",
     "default_catalog_path",
     "file_sha256",
@@ -63,136 +73,7 @@ __all__ = [
     "resolve",
 ]
 
-ENV_VAR = "GPT_COURSE_DATA"
-URL_ENV_VAR = "GPT_COURSE_DATA_URL"  # download from this address instead of the catalog's
-CACHE_SUBDIR = "gpt-course"
 _CHUNK = 1 << 16
-_TIMEOUT = 30.0
-_CATALOG_KEYS = ("name", "file", "url", "sha256", "size", "description")
-
-
-class DataError(Exception):
-    """数据集问题（缺文件、下载失败、校验不符）；消息先中文后英文。
-
-    A data set problem (missing file, failed download, checksum mismatch). ``zh`` and
-    ``en`` hold the two halves; ``str(err)`` is both, Chinese first.
-
-    >>> str(DataError("找不到文件", "file not found"))
-    '找不到文件\\nfile not found'
-    """
-
-    def __init__(self, zh: str, en: str) -> None:
-        self.zh = zh
-        self.en = en
-        super().__init__(f"{zh}\n{en}")
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """目录里的一项 / One entry of the catalog.
-
-    ``Dataset("tinyshakespeare", "input.txt", "https://…", "86c4…", 1115394, "…")``
-    """
-
-    name: str
-    file: str
-    url: str
-    sha256: str
-    size: int
-    description: str
-
-
-# --------------------------------------------------------------------------- catalog
-
-
-def default_catalog_path() -> Path:
-    """``<repo>/datasets/catalog.toml``, where ``<repo>`` is the parent of ``grader/``; installed
-    from a wheel, the copy inside the package (``grader/_kit/datasets/catalog.toml``)."""
-    return kit_file("datasets/catalog.toml")
-
-
-def read_catalog(path: str | os.PathLike[str]) -> dict[str, Dataset]:
-    """读取数据集目录 / Read a catalog file into ``{name: Dataset}``.
-
-    ``[[datasets]] name = "tinyshakespeare" …`` -> ``{"tinyshakespeare": Dataset(...)}``.
-    Missing or unknown keys, wrong types and duplicate names are a ``DataError``.
-    """
-    path = Path(path)
-    try:
-        with path.open("rb") as fh:
-            raw = tomllib.load(fh)
-    except FileNotFoundError:
-        raise DataError(
-            f"找不到数据集目录文件 {path}。",
-            f"Data set catalog not found: {path}.",
-        ) from None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise DataError(
-            f"无法读取数据集目录 {path}：{exc}",
-            f"Cannot read the data set catalog {path}: {exc}",
-        ) from None
-
-    def bad(what: str) -> DataError:
-        return DataError(f"数据集目录 {path} 有误：{what}", f"Bad data set catalog {path}: {what}")
-
-    unknown_top = set(raw) - {"datasets"}
-    if unknown_top:
-        raise bad(f"unknown top-level keys {sorted(unknown_top)}")
-    entries = raw.get("datasets", [])
-    if not isinstance(entries, list):
-        raise bad("`datasets` must be an array of tables ([[datasets]])")
-    catalog: dict[str, Dataset] = {}
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise bad(f"entry {i} is not a table")
-        missing = [k for k in _CATALOG_KEYS if k not in entry]
-        unknown = sorted(set(entry) - set(_CATALOG_KEYS))
-        if missing or unknown:
-            raise bad(f"entry {i}: missing keys {missing}, unknown keys {unknown}")
-        for key in _CATALOG_KEYS:
-            want = int if key == "size" else str
-            if not isinstance(entry[key], want) or isinstance(entry[key], bool):
-                raise bad(f"entry {i}: `{key}` must be {want.__name__}")
-        sha = entry["sha256"].lower()
-        if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-            raise bad(f"entry {i}: `sha256` must be 64 hex digits")
-        if entry["name"] in catalog:
-            raise bad(f"duplicate name {entry['name']!r}")
-        catalog[entry["name"]] = Dataset(**{**entry, "sha256": sha})
-    return catalog
-
-
-def get_dataset(name: str, catalog_path: str | os.PathLike[str] | None = None) -> Dataset:
-    """目录中名为 ``name`` 的数据集 / The catalog entry called ``name``.
-
-    ``get_dataset("tinyshakespeare").size -> 1115394``
-    """
-    path = default_catalog_path() if catalog_path is None else Path(catalog_path)
-    catalog = read_catalog(path)
-    if name not in catalog:
-        known = ", ".join(sorted(catalog)) or "(none)"
-        raise DataError(
-            f"未知的数据集 {name!r}；目录 {path} 里有：{known}",
-            f"Unknown data set {name!r}; the catalog {path} lists: {known}",
-        )
-    return catalog[name]
-
-
-# --------------------------------------------------------------------------- files
-
-
-def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CACHE_HOME/gpt-course``，否则 ``~/.cache/gpt-course``。
-
-    ``{"XDG_CACHE_HOME": "/tmp/c"} -> Path("/tmp/c/gpt-course")``
-    """
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CACHE_HOME", "")
-    if xdg and Path(xdg).is_absolute():  # the XDG spec ignores relative values
-        return Path(xdg) / CACHE_SUBDIR
-    home = env.get("HOME")
-    base = Path(home) if home else Path.home()
-    return base / ".cache" / CACHE_SUBDIR
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -214,42 +95,6 @@ def _in_folder(folder: Path, ds: Dataset) -> Path | None:
     return None
 
 
-def _how_to_get(ds: Dataset, cache_dir: Path) -> tuple[str, str]:
-    zh = (
-        f"获取方法（任选其一）：\n"
-        f"  1. 联网后运行 `grade data`，会下载 {ds.url} 到缓存 {cache_dir}；\n"
-        f"  2. 手动下载上面的地址，放到某个文件夹，例如 ~/data/{ds.name}/{ds.file}，然后运行\n"
-        f"     `grade data --dir ~/data`，或设置环境变量 {ENV_VAR}=~/data，\n"
-        f"     或在 course.toml 里写 [data] dir = \"~/data\"。\n"
-        f"  正确的文件：{ds.size:,} 字节，sha256 {ds.sha256}"
-    )
-    en = (
-        f"How to get it (any one):\n"
-        f"  1. with a network, run `grade data`: it downloads {ds.url} into the cache {cache_dir};\n"
-        f"  2. download that address yourself into a folder, e.g. ~/data/{ds.name}/{ds.file}, then run\n"
-        f"     `grade data --dir ~/data`, or set the environment variable {ENV_VAR}=~/data,\n"
-        f"     or put [data] dir = \"~/data\" in course.toml.\n"
-        f"  The right file: {ds.size:,} bytes, sha256 {ds.sha256}"
-    )
-    return zh, en
-
-
-def _mismatch(
-    ds: Dataset, path: Path, size: int, sha: str, cache_dir: Path, origin: tuple[str, str]
-) -> DataError:
-    how_zh, how_en = _how_to_get(ds, cache_dir)
-    return DataError(
-        f"{origin[0]}的文件 {path} 不是 {ds.name} 数据集：\n"
-        f"  期望 sha256 {ds.sha256}（{ds.size:,} 字节）\n"
-        f"  实际 sha256 {sha}（{size:,} 字节）\n"
-        f"请删除或替换这个文件。{how_zh}",
-        f"The file {path} ({origin[1]}) is not the {ds.name} data set:\n"
-        f"  expected sha256 {ds.sha256} ({ds.size:,} bytes)\n"
-        f"  got      sha256 {sha} ({size:,} bytes)\n"
-        f"Delete or replace that file. {how_en}",
-    )
-
-
 def _check(path: Path, ds: Dataset) -> tuple[bool, int, str]:
     """``(matches, size, sha256)`` of a file; an unreadable file is a ``DataError``."""
     try:
@@ -261,118 +106,6 @@ def _check(path: Path, ds: Dataset) -> tuple[bool, int, str]:
             f"Cannot read {path}: {exc}",
         ) from None
     return (size == ds.size and sha == ds.sha256), size, sha
-
-
-# --------------------------------------------------------------------------- download
-
-
-def _progress_bar(enabled: bool, total: int | None, label: str):
-    """A ``(advance, close)`` pair; a rich progress bar on stderr when ``enabled``."""
-    if not enabled:
-        return (lambda n: None), (lambda: None)
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
-
-    bar = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    bar.start()
-    task = bar.add_task(label, total=total)
-    return (lambda n: bar.advance(task, n)), bar.stop
-
-
-def _download(url: str, target: Path, ds: Dataset, *, show_progress: bool, cache_dir: Path) -> Path:
-    """Stream ``url`` to a temp file beside ``target``, verify size and sha256, rename."""
-    how_zh, how_en = _how_to_get(ds, cache_dir)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{ds.file}.", suffix=".part", dir=target.parent)
-    except OSError as exc:
-        raise DataError(
-            f"无法写入缓存目录 {target.parent}：{exc}\n{how_zh}",
-            f"Cannot write to the cache folder {target.parent}: {exc}\n{how_en}",
-        ) from None
-    tmp = Path(tmp_name)
-    digest = hashlib.sha256()
-    received = 0
-    announced: int | None = None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            request = urllib.request.Request(url, headers={"User-Agent": "gpt-course-grader"})
-            with urllib.request.urlopen(request, timeout=_TIMEOUT) as resp:
-                length = resp.headers.get("Content-Length")
-                announced = int(length) if length and length.isdigit() else None
-                advance, close = _progress_bar(show_progress, announced or ds.size, ds.name)
-                try:
-                    # Read at most one byte past the expected size: enough to tell "too long".
-                    while received <= ds.size:
-                        chunk = resp.read(min(_CHUNK, ds.size + 1 - received))
-                        if not chunk:
-                            break
-                        out.write(chunk)
-                        digest.update(chunk)
-                        received += len(chunk)
-                        advance(len(chunk))
-                finally:
-                    close()
-            out.flush()
-            os.fsync(out.fileno())
-
-        if received != ds.size:
-            shorter = received < ds.size
-            note_zh = f"（服务器声明 {announced:,} 字节）" if announced is not None else ""
-            note_en = f" (the server announced {announced:,})" if announced is not None else ""
-            raise DataError(
-                f"下载不完整：从 {url} 收到 {received:,} 字节{note_zh}，应为 {ds.size:,} 字节"
-                f"{'（连接中途断开？）' if shorter else '（文件比预期长，不是这个数据集）'}。"
-                f"没有保存任何文件，请重试。\n{how_zh}",
-                f"Incomplete download: got {received:,} bytes from {url}{note_en}, expected "
-                f"{ds.size:,}{' (connection dropped?)' if shorter else ' (longer than expected: not this data set)'}. "
-                f"Nothing was saved; try again.\n{how_en}",
-            )
-        sha = digest.hexdigest()
-        if sha != ds.sha256:
-            raise DataError(
-                f"下载的文件校验不符（来自 {url}）：\n"
-                f"  期望 sha256 {ds.sha256}\n  实际 sha256 {sha}\n"
-                f"文件已损坏或地址不对，没有保存任何文件。\n{how_zh}",
-                f"Downloaded file fails its checksum (from {url}):\n"
-                f"  expected sha256 {ds.sha256}\n  got      sha256 {sha}\n"
-                f"The file is corrupted or the address is wrong; nothing was saved.\n{how_en}",
-            )
-        os.replace(tmp, target)
-        return target
-    except urllib.error.HTTPError as exc:
-        raise DataError(
-            f"下载失败：{url} 返回 HTTP {exc.code} {exc.reason}。\n{how_zh}",
-            f"Download failed: {url} answered HTTP {exc.code} {exc.reason}.\n{how_en}",
-        ) from None
-    except urllib.error.URLError as exc:
-        raise DataError(
-            f"下载失败：连不上 {url}（{exc.reason}）。没有网络？\n{how_zh}",
-            f"Download failed: cannot reach {url} ({exc.reason}). No network?\n{how_en}",
-        ) from None
-    except (http.client.HTTPException, socket.timeout, OSError, ValueError) as exc:
-        # ValueError: a malformed URL (e.g. no scheme).
-        raise DataError(
-            f"下载失败（{url}）：{type(exc).__name__}: {exc}。没有保存任何文件。\n{how_zh}",
-            f"Download failed ({url}): {type(exc).__name__}: {exc}. Nothing was saved.\n{how_en}",
-        ) from None
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------- public
@@ -433,6 +166,7 @@ def resolve(
     if cached.is_file():
         ok, size, sha = _check(cached, ds)
         if ok:
+            make_shared(cached, cache_root)  # a cache an older kit wrote 0600
             return cached
         cached.unlink(missing_ok=True)
         removed_zh = f"缓存里的 {cached} 校验不符（sha256 {sha}），已删除。\n"
@@ -505,11 +239,12 @@ def import_to_cache(
     if target.resolve() == src.resolve():
         return target
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_dirs(target.parent, cache_root)
         fd, tmp_name = tempfile.mkstemp(prefix=f".{ds.file}.", suffix=".part", dir=target.parent)
         os.close(fd)
         try:
             shutil.copyfile(src, tmp_name)
+            os.chmod(tmp_name, FILE_MODE)  # readable by the fenced workers (another uid, as root)
             os.replace(tmp_name, target)
         finally:
             Path(tmp_name).unlink(missing_ok=True)

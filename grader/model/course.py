@@ -11,6 +11,7 @@ import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
 from grader.model.paths import PACKAGE_DIR, kit_file
 
 

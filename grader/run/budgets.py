@@ -83,7 +83,7 @@ class SubmissionClock:
             self.exercises[exercise_id] = _ExerciseClock(self.course.exercise(exercise_id).budget)
         return self.exercises[exercise_id]
 
-    def check(self, exercise_id: str, subject) -> "CheckSubject":
+    def check(self, exercise_id: str, subject) -> CheckSubject:
         """The subject one check observes through (a fresh check clock, the shared others)."""
         return CheckSubject(subject, self, self.exercise(exercise_id))
 
@@ -101,7 +101,7 @@ class CheckSubject:
         function = function_of(a_call)
         if function in self.exercise.timed_out:
             limit = self.exercise.timed_out[function]
-            return _timeout(f"{limit:g} s（本练习中已超时一次，不再等待 / ran past its limit earlier in this "
+            return _timeout(f"{limit:.3g} s（本练习中已超时一次，不再等待 / ran past its limit earlier in this "
                             f"exercise, not waited for again）")
         clocks = [self.check, self.exercise, self.submission.clock]
         binding = min(clocks, key=lambda c: c.left)
@@ -115,10 +115,10 @@ class CheckSubject:
             elapsed = time.monotonic() - started
             for clock in clocks:
                 clock.left -= elapsed
-        if not observation.ok and observation.error_type == "Timeout":
-            self.exercise.timed_out[function] = limit
+        if not observation.ok and observation.error_type == "Timeout" and not observation.error.get("import_error"):
+            self.exercise.timed_out[function] = limit  # (a file that never finished importing is said once)
             if binding is not self.check:
-                observation.error["message"] = f"{limit:g} s（{binding.zh}已用完 / {binding.en} is used up）"
+                observation.error["message"] = f"{limit:.3g} s（{binding.zh}已用完 / {binding.en} is used up）"
         return observation
 
     def close(self) -> None:

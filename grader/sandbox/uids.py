@@ -34,7 +34,7 @@ BLOCKS = (65534 - BASE) // BLOCK  # 55: the last block ends below 65534 ('nobody
 PR_SET_PDEATHSIG = 1
 
 _lock = threading.Lock()
-_leases: list["_Lease"] = []
+_leases: list[_Lease] = []
 
 
 class _Lease:

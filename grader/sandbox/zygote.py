@@ -122,6 +122,7 @@ class Zygote:
                 from grader.sandbox.fence import _pdeathsig
 
                 _pdeathsig()  # the grade process killed (kill -9 included): the zygote goes too
+                os.umask(0o022)  # what a worker makes (its copy of the submission) its own uid can read
                 _zygote_main(theirs)
             finally:
                 os._exit(0)

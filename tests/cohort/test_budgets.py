@@ -1,0 +1,118 @@
+"""时间有界：每项检查、每个练习、每份提交都有上限；超时过一次的函数不再等。
+
+Time limits per check, per exercise and per submission, through real workers: an endless
+loop costs its limit once per exercise (the other checks needing that function fail at
+once, saying so); a submission that sleeps just under every limit is stopped by the
+exercise's budget, keeping the points of the checks done before. course.toml refuses
+booleans where numbers are meant and non-finite limits; the worst case is computed from it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+import tomllib
+
+import pytest
+
+from grader.model.course import CourseError, load_course, parse_course
+from grader.run.budgets import worst_case_seconds
+from tests.sandbox.test_attacks import EX01, GRADE, KIT, make_course
+
+SOLUTION = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
+
+
+def _course(tmp, *, timeout: int, budget: int, submission_budget: int = 600):
+    path = make_course(tmp, timeout=timeout)
+    text = path.read_text(encoding="utf-8")
+    text = re.sub(r"^(timeout\s*=.*)$", rf"\1\nbudget = {budget}", text, flags=re.MULTILINE)
+    assert "submission_budget = 600" in text  # the kit's [limits]
+    text = text.replace("submission_budget = 600", f"submission_budget = {submission_budget}", 1)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _grade(course, folder):
+    started = time.monotonic()
+    run = subprocess.run(GRADE + ["--course", str(course), "all", "--submission", str(folder), "--format", "json"],
+                         capture_output=True, text=True, timeout=600, check=False)
+    assert run.stdout.strip(), run.stderr[-2000:]
+    return json.loads(run.stdout), time.monotonic() - started
+
+
+def test_an_endless_function_is_waited_for_once(tmp_path):
+    course = _course(tmp_path, timeout=2, budget=30)
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / EX01).write_text(SOLUTION + "\n\ndef make_windows(tokens, block_size, stride=1):\n"
+                                          "    while True:\n        pass\n", encoding="utf-8")
+    report, seconds = _grade(course, folder)
+    ex01 = report["exercises"][0]
+    windows = [c for c in ex01["checks"] if "make_windows" in c["name"]]
+    assert len(windows) >= 3 and not any(c["passed"] for c in windows)
+    assert sum("not waited for again" in c["message"] or "不再等待" in c["message"] for c in windows) >= 2
+    assert all(c["passed"] for c in ex01["checks"] if "shift_pairs" in c["name"])  # the rest is unharmed
+    assert seconds < 2 * 2 + 25, seconds  # the loop cost its limit about once, not once per check
+
+
+def test_a_slow_walker_is_stopped_by_the_exercise_budget(tmp_path):
+    course = _course(tmp_path, timeout=3, budget=4)
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    slow = re.sub(r"^(def \w+\(.*\):)$", r"\1\n    import time; time.sleep(0.4)", SOLUTION, flags=re.MULTILINE)
+    assert slow != SOLUTION
+    (folder / EX01).write_text(slow, encoding="utf-8")
+    report, seconds = _grade(course, folder)
+    checks = report["exercises"][0]["checks"]
+    assert checks[0]["passed"]  # done before the budget ran out: its points kept
+    spent = [c for c in checks if "budget" in c["message"] or "预算" in c["message"]]
+    stopped = [c for c in checks if "not waited for again" in c["message"]]
+    assert spent and not any(c["passed"] for c in spent + stopped)
+    assert seconds < 4 + 25, seconds
+
+
+def test_the_submission_budget_bounds_everything(tmp_path):
+    course = _course(tmp_path, timeout=3, budget=30, submission_budget=2)
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / EX01).write_text("import time\ntime.sleep(30)\n" + SOLUTION, encoding="utf-8")
+    report, seconds = _grade(course, folder)
+    assert report["score"] == 0
+    messages = " ".join(c["message"] for e in report["exercises"] for c in e["checks"])
+    assert "submission's time budget" in messages or "本次提交的时间预算" in messages
+    assert seconds < 2 + 25, seconds
+
+
+def test_worst_case_from_course_toml():
+    course = load_course(KIT / "course.toml")
+    assert worst_case_seconds(course) == min(course.submission_budget, sum(e.budget for e in course.exercises))
+    assert worst_case_seconds(course, ["ex01"]) == course.exercise("ex01").budget
+
+
+@pytest.mark.parametrize("edit", [
+    ('points = 10', 'points = true'),
+    ('timeout = 10', 'timeout = nan'),
+    ('timeout = 10', 'timeout = inf'),
+    ('timeout = 10', 'timeout = true'),
+    ('timeout = 10', 'timeout = -1'),
+    ('timeout = 10', 'timeout = 10\nbudget = false'),
+    ('timeout = 10', 'timeout = 10\nbudget = nan'),
+    ('exercise_budget = 60', 'exercise_budget = inf'),
+    ('submission_budget = 600', 'submission_budget = true'),
+    ('format_version = 1', 'format_version = true'),
+])
+def test_course_toml_refuses_booleans_and_non_finite_limits(edit):
+    text = (KIT / "course.toml").read_text(encoding="utf-8")
+    old, new = edit
+    assert old in text
+    data = tomllib.loads(text.replace(old, new, 1))
+    with pytest.raises(CourseError):
+        parse_course(data, KIT, check_files=False)
+
+
+def test_the_kits_course_toml_is_valid():
+    data = tomllib.loads((KIT / "course.toml").read_text(encoding="utf-8"))
+    course = parse_course(data, KIT, check_files=False)
+    assert all(isinstance(e.points, int) and not isinstance(e.points, bool) for e in course.exercises)

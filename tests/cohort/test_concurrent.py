@@ -1,0 +1,177 @@
+"""几个评分同时跑：互不干扰；kill -9 不留进程。
+
+Several `grade` runs at once on one machine keep their own worker uids (leased blocks under
+a file lock) and their own processes: each run's sweep touches only its own uids, every
+score comes out right. kill -9 of a run leaves none of its processes behind (the judges and
+the zygote die with it; the block's watchdog sweeps the workers' uids, then frees the block).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from tests.cohort.test_batch import cohort
+from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, make_course
+
+ROOT = os.geteuid() == 0
+root_only = pytest.mark.skipif(not ROOT, reason="worker uids are used (and swept) only as root")
+
+HOLD = textwrap.dedent('''
+    import os, sys, time
+    from grader.sandbox import uids
+    got = [uids.allocate() for _ in range(int(sys.argv[1]))]
+    print(" ".join(map(str, got)), flush=True)
+    if len(sys.argv) > 2:  # an escaped worker: its own session, the leased uid, sleeping
+        pid = os.fork()
+        if pid == 0:
+            os.setsid()
+            os.setgroups([]); os.setresgid(got[0], got[0], got[0]); os.setresuid(got[0], got[0], got[0])
+            time.sleep(600)
+            os._exit(0)
+        print(pid, flush=True)
+    sys.stdin.read()
+''')
+
+
+def _hold(n: int, escape: bool = False) -> tuple[subprocess.Popen, list[int], int | None]:
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(n), *(["escape"] if escape else [])],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=KIT)
+    got = [int(u) for u in proc.stdout.readline().split()]
+    child = int(proc.stdout.readline()) if escape else None
+    return proc, got, child
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@root_only
+def test_leases_of_live_runs_never_overlap():
+    held = [_hold(3) for _ in range(3)]
+    try:
+        blocks = [{u // 64 for u in got} for _, got, _ in held]
+        assert all(len(b) == 1 for b in blocks)
+        assert len(set.union(*blocks)) == 3, blocks  # three runs, three blocks
+    finally:
+        for proc, _, _ in held:
+            proc.stdin.close()
+            proc.wait(timeout=30)
+
+
+@root_only
+def test_a_sweep_never_touches_another_runs_uid():
+    proc, got, child = _hold(1, escape=True)
+    try:
+        from grader.sandbox import uids
+
+        uids.sweep_uid(got[0])  # not ours: refused
+        time.sleep(0.3)
+        assert _alive(child)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    deadline = time.monotonic() + 10  # its own run ended: its watchdog swept the uid
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child)
+
+
+@root_only
+def test_kill9_of_a_run_sweeps_what_it_left():
+    proc, _, child = _hold(1, escape=True)
+    assert _alive(child)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child), "the escaped worker of a killed run is still running"
+    again, _, _ = _hold(1)  # and the block can be leased again
+    again.stdin.close()
+    again.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    return make_course(tmp_path_factory.mktemp("course"))
+
+
+def test_runs_at_once_keep_every_score(course, tmp_path):
+    """Three batches and a `grade all` at once; the runs end at different times, so one run's
+    clean-up happens while the others' workers are busy."""
+    runs = []
+    for i, n in enumerate((3, 5, 7)):
+        folder = cohort(tmp_path / f"cohort{i}", n, slow=0.3)
+        cmd = GRADE + ["--course", str(course), "batch", str(folder), "--out", str(tmp_path / f"out{i}"),
+                       "--no-progress", "-j", "2"]
+        runs.append((subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), n, i))
+    single = tmp_path / "single"
+    single.mkdir()
+    for name in (EX01, EX02):
+        (single / name).write_text((KIT / "solutions" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    alone = subprocess.Popen(GRADE + ["--course", str(course), "all", "--submission", str(single), "--format", "json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for proc, n, i in runs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+        book = json.loads((tmp_path / f"out{i}" / "results.json").read_text(encoding="utf-8"))
+        assert len(book["students"]) == n
+        full = sum(e["max_score"] for e in book["exercises"])
+        for name, entry in book["students"].items():
+            expected = full if int(name[1:]) % 3 == 0 else 0  # every third honest, the others wrong or stubs
+            crashes = [c["message"] for e in entry["exercises"] for c in e["checks"] if c["kind"] == "crash"]
+            assert entry["score"] == expected, (i, name, crashes)
+    out, err = alone.communicate(timeout=600)
+    report = json.loads(out)
+    assert report["score"] == report["max_score"] > 0, err[-2000:]
+
+
+def _session_processes(sid: int) -> set[int]:
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] != "Z":  # field 6 of stat: the session id
+                found.add(int(entry))
+    return found
+
+
+def test_kill9_of_a_batch_leaves_no_process(course, tmp_path):
+    folder = cohort(tmp_path / "cohort", 6, slow=1.0)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
+                                     "--no-progress", "-j", "2"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list((out / "students").glob("*.json")):
+        time.sleep(0.05)
+    assert len(_session_processes(proc.pid)) >= 4  # the batch, its zygote, two judges (and workers)
+    os.kill(proc.pid, signal.SIGKILL)  # the batch alone, not its process group
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while _session_processes(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _session_processes(proc.pid)
+    rerun = subprocess.run(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
+                                    "--no-progress"], capture_output=True, text=True, timeout=600, check=False)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]  # the lock of OUT died with the batch
+    assert len(json.loads((out / "results.json").read_text(encoding="utf-8"))["students"]) == 6
+
+
+

@@ -1,0 +1,230 @@
+"""每个文件夹恰好一行：怪名字、特殊文件、超大文件、表格注入。
+
+Every folder of a cohort gets exactly one row, keyed by its exact name: names that differ
+only by a space, by case, by odd bytes; dot-folders; a FIFO, a socket, a device, a link and an
+over-cap file as the exercise file (refused without being opened, with the reason in the
+`note` column and in results.json, the student's other files still graded); names that are
+formulas, the header or the max row. Unit tests of the keys and cells, then one real batch.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import socket
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
+from grader.cohort.students import find_students, student_key
+from grader.model.course import load_course
+from tests.cohort.test_batch import batch
+from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
+
+ROOT = os.geteuid() == 0
+SOLUTION_EX01 = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
+SOLUTION_EX02 = (KIT / "solutions" / EX02).read_text(encoding="utf-8")
+
+names = st.text(st.characters(blacklist_characters="/\0", blacklist_categories=("Cs",)), min_size=1, max_size=300)
+
+
+@given(names, names)
+def test_keys_are_injective_and_safe(a, b):
+    if a in (".", "..") or b in (".", ".."):
+        return
+    ka, kb = student_key(a), student_key(b)
+    assert (ka == kb) == (a == b)
+    assert ka.lower() != kb.lower() or a == b  # a case-blind disk keeps them apart too
+    assert "/" not in ka and not ka.startswith(".") and len(ka.encode()) < 200
+
+
+@given(names, names)
+def test_cells_are_injective_and_never_formulas(a, b):
+    ca, cb = safe_cell(a), safe_cell(b)
+    assert (ca == cb) == (a == b)
+    assert not ca.startswith(("=", "+", "-", "@", "\t", "\r")) and ca not in ("student", MAX_ROW)
+
+
+def test_odd_bytes_and_case_keep_their_own_keys():
+    odd = os.fsdecode(b"caf\xe9")
+    keys = {student_key(n) for n in ("alice smith", "alice_smith", "Alice", "alice", odd, "café", ".alice")}
+    assert len(keys) == 7
+
+
+def test_an_edited_state_is_recomputed_from_its_checks():
+    result = {"score": 99, "max_score": 4, "exercises": [
+        {"id": "ex01", "score": 99, "max_score": 4, "checks": [
+            {"name": "a", "passed": True, "score": 3, "max_score": 1},
+            {"name": "b", "passed": False, "score": 3, "max_score": 3}]}]}
+    fixed = recompute(result, ["ex01"])
+    assert fixed["score"] == fixed["exercises"][0]["score"] == 1 and fixed["max_score"] == 4
+    assert recompute(result, ["ex01", "ex02"]) is None  # not a result of what is graded
+    assert recompute({"exercises": [{"id": "ex01", "checks": [{"passed": "yes", "max_score": 1}]}]}, ["ex01"]) is None
+
+
+def test_the_max_row_and_header_cannot_be_forged():
+    book = {"exercises": [{"id": "ex01", "max_score": 10}], "students": {
+        "(max)": {"score": 0, "max_score": 10, "exercises": [{"id": "ex01", "score": 0}], "note": ""},
+        "student": {"score": 0, "max_score": 10, "exercises": [{"id": "ex01", "score": 0}], "note": ""},
+        '=HYPERLINK("http:evil","10")': {"score": 0, "max_score": 10, "exercises": [{"id": "ex01", "score": 0}],
+                                         "note": "=1+1"}}}
+    rows = list(csv.reader(grades_csv(book).splitlines()))
+    assert [r[0] for r in rows].count("(max)") == 1 and [r[0] for r in rows].count("student") == 1
+    assert all(not r[0].startswith("=") and not r[-2].startswith("=") for r in rows[2:])
+
+
+def _special_cohort(root: Path) -> dict[str, str]:
+    """Folder name -> what it holds; the expectations are in test_every_folder_one_row."""
+    made = {}
+
+    def student(name: str, ex01: str | None = SOLUTION_EX01, ex02: str | None = SOLUTION_EX02) -> Path:
+        folder = root / (os.fsdecode(name) if isinstance(name, bytes) else name)
+        folder.mkdir(parents=True)
+        if ex01 is not None:
+            (folder / EX01).write_text(ex01, encoding="utf-8")
+        if ex02 is not None:
+            (folder / EX02).write_text(ex02, encoding="utf-8")
+        made[os.fsdecode(name) if isinstance(name, bytes) else name] = "full"
+        return folder
+
+    for name in ("alice smith", "alice_smith", "Alice", "alice", ".hidden", '=HYPERLINK("http:evil","10")',
+                 "(max)", "student", "-2+3", "new\nline"):
+        student(name)
+    student(b"caf\xe9")
+    fifo = student("fifo", ex01=None)
+    os.mkfifo(fifo / EX01)
+    made["fifo"] = "ex01 refused"
+    sock = student("sock", ex01=None)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock / EX01))
+    server.close()
+    made["sock"] = "ex01 refused"
+    if ROOT:
+        dev = student("device", ex01=None)
+        os.mknod(dev / EX01, stat.S_IFCHR | 0o600, os.makedev(1, 3))  # /dev/null's numbers
+        made["device"] = "ex01 refused"
+    big = student("huge", ex01=None)
+    with open(big / EX01, "wb") as handle:  # 50 MB, sparse: sorted before ex02, which must still count
+        handle.truncate(50 * 1024 * 1024)
+    made["huge"] = "ex01 refused"
+    link = student("link", ex01=None)
+    (link / EX01).symlink_to(KIT / "solutions" / EX01)
+    made["link"] = "ex01 refused"
+    student("empty", ex01=None, ex02=None)
+    made["empty"] = "nothing"
+    (root / "roster.csv").write_text("not a student\n", encoding="utf-8")  # a file, not a folder
+    return made
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    return make_course(tmp_path_factory.mktemp("course"))
+
+
+def test_find_students_never_opens_a_special_file(course, tmp_path):
+    made = _special_cohort(tmp_path / "cohort")
+    started = time.monotonic()
+    found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged")
+    assert time.monotonic() - started < 10  # a FIFO opened for reading would block forever
+    assert sorted(s.name for s in found) == sorted(
+        os.fsencode(n).decode("utf-8", "backslashreplace") for n in made)
+    by_name = {s.name: s for s in found}
+    assert by_name["fifo"].present == {"ex02"} and by_name["fifo"].problems[0]["reason"] == "special"
+    assert by_name["huge"].problems[0]["reason"] == "too_large" and by_name["huge"].present == {"ex02"}
+    assert by_name["link"].problems[0]["reason"] == "link"
+    assert by_name["empty"].problems[0]["reason"] == "no_exercise_files"
+    assert not (tmp_path / "staged" / by_name["huge"].key / EX01).exists()
+
+
+def test_every_folder_one_row(course, tmp_path):
+    made = _special_cohort(tmp_path / "cohort")
+    run = batch(course, tmp_path / "cohort", tmp_path / "out", "-j", "2")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert f"{len(made)} " in run.stdout  # the summary counts every folder
+    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    shown = {os.fsencode(n).decode("utf-8", "backslashreplace"): kind for n, kind in made.items()}
+    assert set(book["students"]) == set(shown)
+    full = max(s["max_score"] for s in book["students"].values())
+    ex02_max = book["exercises"][1]["max_score"]
+    for name, kind in shown.items():
+        entry = book["students"][name]
+        scores = {e["id"]: e["score"] for e in entry["exercises"]}
+        if kind == "full":
+            assert entry["score"] == full and not entry["note"], (name, entry["note"])
+        elif kind == "ex01 refused":
+            assert scores == {"ex01": 0, "ex02": ex02_max}, name
+            assert EX01 in entry["note"], (name, entry["note"])
+        else:
+            assert entry["score"] == 0 and entry["note"], name
+    with (tmp_path / "out" / "grades.csv").open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert len(rows) == 2 + len(made)
+    assert [r[0] for r in rows].count("(max)") == 1 and [r[0] for r in rows].count("student") == 1
+    assert not any(r[0].startswith(("=", "+", "-", "@")) for r in rows[2:])
+
+    again = batch(course, tmp_path / "cohort", tmp_path / "out")  # resumed: the same book, nothing regraded
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8")) == book
+
+
+def test_out_is_checked_before_grading(course, tmp_path):
+    folder = tmp_path / "cohort"
+    (folder / "s").mkdir(parents=True)
+    (folder / "s" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    for out in (afile, afile / "below", folder):
+        run = batch(course, folder, out)
+        assert run.returncode == 2 and "Traceback" not in run.stderr, (out, run.stderr)
+    if not ROOT:
+        locked = tmp_path / "ro"
+        locked.mkdir(mode=0o500)
+        run = batch(course, folder, locked / "out")
+        assert run.returncode == 2 and "Traceback" not in run.stderr
+
+
+def test_a_second_batch_on_the_same_out_is_refused(course, tmp_path):
+    folder = tmp_path / "cohort"
+    for i in range(3):
+        (folder / f"s{i}").mkdir(parents=True)
+        (folder / f"s{i}" / EX01).write_text("import time\ntime.sleep(1)\n" + SOLUTION_EX01, encoding="utf-8")
+    from tests.sandbox.test_attacks import GRADE
+
+    first = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(tmp_path / "out"),
+                                      "--no-progress", "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "out" / ".grade-batch.lock").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = batch(course, folder, tmp_path / "out")
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err[-2000:]
+    assert second.returncode == 2 and "in use" in second.stderr and "Traceback" not in second.stderr
+
+    other = tmp_path / "other"
+    (other / "z").mkdir(parents=True)
+    (other / "z" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    third = batch(course, other, tmp_path / "out")  # another cohort on this OUT
+    assert third.returncode == 2 and "another cohort" in third.stderr
+
+
+def test_an_edited_state_file_does_not_reach_the_gradebook(course, tmp_path):
+    folder = tmp_path / "cohort"
+    (folder / "s").mkdir(parents=True)
+    (folder / "s" / EX01).write_text((KIT / "exercises" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+    assert batch(course, folder, tmp_path / "out").returncode == 0
+    state_file = next((tmp_path / "out" / "students").glob("*.json"))
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    state["result"]["score"] = 999
+    state["result"]["exercises"][0]["score"] = 999
+    state_file.write_text(json.dumps(state), encoding="utf-8")
+    assert batch(course, folder, tmp_path / "out").returncode == 0
+    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert book["students"]["s"]["score"] == 0

@@ -1,0 +1,84 @@
+"""root 也是普通用户：缓存里的数据人人可读。
+
+Data imported or downloaded (as root too, under any umask) is readable by every user: files
+0644, the cache folders the kit made 0755, so the fenced workers (another uid, as root) can
+read the corpus. As root: with umask 077 and a fresh cache, `grade data --dir …` then a
+correct ex06 gets full marks from fenced workers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.data import datasets
+from tests.data.test_datasets import _no_proxy, corpus, server  # noqa: F401  (fixtures)
+
+KIT = Path(__file__).resolve().parents[2]
+SHARED = Path(os.environ.get("GPT_COURSE_DATA") or KIT.parent / "shared" / "datasets")
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def umask077():
+    old = os.umask(0o077)
+    yield
+    os.umask(old)
+
+
+def test_imported_file_is_world_readable(tmp_path, corpus, umask077):  # noqa: F811
+    source = tmp_path / "mine" / "input.txt"
+    source.parent.mkdir()
+    source.write_bytes(corpus)
+    cache = tmp_path / "cache"
+    target = datasets.import_to_cache(source, cache_dir=cache, env={})
+    assert _mode(target) == 0o644
+    assert _mode(target.parent) == 0o755 and _mode(cache) == 0o755
+
+
+def test_downloaded_file_is_world_readable(tmp_path, server, umask077):  # noqa: F811
+    cache = tmp_path / "cache"
+    path = datasets.resolve(env={}, cache_dir=cache, url=server.url("/good/input.txt"), progress=False)
+    assert _mode(path) == 0o644 and _mode(path.parent) == 0o755
+
+
+def test_a_cache_an_older_kit_wrote_0600_is_opened_up(tmp_path, corpus):  # noqa: F811
+    cache = tmp_path / "cache"
+    target = cache / "tinyshakespeare" / "input.txt"
+    target.parent.mkdir(parents=True, mode=0o700)
+    target.write_bytes(corpus)
+    os.chmod(target, 0o600)
+    assert datasets.resolve(env={}, cache_dir=cache, allow_download=False) == target
+    assert _mode(target) == 0o644 and _mode(target.parent) == 0o755
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the workers run as another uid only as root")
+@pytest.mark.skipif(not (SHARED / "tinyshakespeare" / "input.txt").is_file(), reason="no local corpus")
+def test_as_root_data_then_a_correct_ex06_gets_full_marks(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    env = {k: v for k, v in os.environ.items() if k not in ("GPT_COURSE_DATA", "XDG_CACHE_HOME")}
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
+    grade = [sys.executable, "-c", "import os; os.umask(0o077); from grader.commands.main import entry; entry()"]
+    got = subprocess.run(grade + ["data", "--dir", str(SHARED)], env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    cached = home / ".cache" / "gpt-course" / "tinyshakespeare" / "input.txt"
+    assert _mode(cached) == 0o644
+    submission = tmp_path / "sub"
+    submission.mkdir()
+    name = "ex06_char_tokenizer.py"
+    (submission / name).write_text((KIT / "solutions" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    run = subprocess.run(grade + ["ex06", "--submission", str(submission), "--format", "json"], env=env,
+                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    report = json.loads(run.stdout)
+    failed = [c["message"] for e in report["exercises"] for c in e["checks"] if not c["passed"]]
+    assert report["score"] == report["max_score"] > 0, failed
