@@ -34,13 +34,17 @@ from grader.data import datasets
     show_default=True,
     help="数据集名（见 datasets/catalog.toml）/ Data set name (see datasets/catalog.toml).",
 )
-def data(data_dir: str | None, url: str | None, no_download: bool, name: str) -> None:
+@click.pass_obj
+def data(obj, data_dir: str | None, url: str | None, no_download: bool, name: str) -> None:
     """找到或下载数据集并核对 sha256 / Find or download a data set and verify its sha256.
 
     With --dir: verify the file in that folder and copy it into the cache, so later
     runs find it without --dir. Without: look in $GPT_COURSE_DATA, then the cache
     (~/.cache/gpt-course), then download (unless --no-download).
     """
+    from grader.model.messages import default_lang, say
+
+    lang = getattr(obj, "lang", None) or default_lang()
     try:
         cached = None
         if data_dir is not None:
@@ -52,9 +56,9 @@ def data(data_dir: str | None, url: str | None, no_download: bool, name: str) ->
         size = path.stat().st_size
         sha = datasets.file_sha256(path)
     except datasets.DataError as exc:
-        raise click.ClickException(str(exc)) from None
-    click.echo(f"path:   {path}")
-    click.echo(f"size:   {size:,} bytes")
-    click.echo(f"sha256: {sha}  (OK)")
+        raise click.ClickException(exc.en if lang == "en" else exc.zh) from None
+    click.echo(f"{say('data_path', lang)} {path}")
+    click.echo(f"{say('data_size', lang)} {say('data_bytes', lang, size=f'{size:,}')}")
+    click.echo(f"{say('data_sha256', lang)} {sha}  ({say('data_ok', lang)})")
     if cached is not None and cached != path:
-        click.echo(f"cached: {cached}")
+        click.echo(f"{say('data_cached', lang)} {cached}")

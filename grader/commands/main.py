@@ -44,8 +44,37 @@ class CourseContext:
         return self._course
 
 
+def lang_first(args: list[str]) -> list[str]:
+    """`--lang X` (or `--lang=X`) moved before the command, wherever it was written.
+
+    `grade hint ex01 --lang en` and `grade --lang en hint ex01` then read the same, for every
+    command; the last one given wins. Nothing after `--` is touched.
+
+    >>> lang_first(["hint", "ex01", "--lang", "en"])
+    ['--lang', 'en', 'hint', 'ex01']
+    """
+    rest, lang, i = [], None, 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        if arg == "--lang" and i + 1 < len(args):
+            lang, i = args[i + 1], i + 2
+            continue
+        if arg.startswith("--lang="):
+            lang, i = arg.partition("=")[2], i + 1
+            continue
+        rest.append(arg)
+        i += 1
+    return (["--lang", lang] if lang is not None else []) + rest
+
+
 class GradeGroup(click.Group):
     """A click group where `grade ex03` and `grade all` are commands made from course.toml."""
+
+    def parse_args(self, ctx, args):
+        return super().parse_args(ctx, lang_first(list(args)))
 
     def get_command(self, ctx, name):
         command = super().get_command(ctx, name)
@@ -67,7 +96,8 @@ class GradeGroup(click.Group):
 
 @click.group(cls=GradeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="grade", message="%(prog)s %(version)s")
-@click.option("--lang", type=click.Choice(["zh", "en"]), default=None, help="语言 / language (default: locale)")
+@click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
+              help="语言，可写在任何子命令前后 / language, before or after any command (default: GRADE_LANG, then the locale)")
 @click.option("--course", "course_path", type=click.Path(path_type=Path), default=None, envvar="GRADE_COURSE",
               help="course.toml (default: the kit's own)")
 @click.pass_context

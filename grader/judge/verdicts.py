@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from grader.judge.compare import DEFAULT_TOL, Mismatch, Tol, compare, short
 from grader.judge.mistakes import Seen, diagnosis_for
+from grader.judge.student_errors import grader_made, student_error_finding
 from grader.model.calls import Call, Observation
 from grader.model.results import CheckFailed, Finding
 
@@ -44,8 +45,10 @@ class StudentView:
 
 
 def _args_label(name: str, args: tuple, kwargs: dict) -> str:
-    parts = [short(a, 24) for a in args] + [f"{k}={short(v, 16)}" for k, v in kwargs.items()]
-    return f"{name}({', '.join(parts)})"
+    """The call as Python would read it (grader.judge.labels): `make_windows([25, 20, …], 2, stride=3)`."""
+    from grader.judge.labels import call_label
+
+    return call_label(name, args, kwargs)
 
 
 def call(fn_name: str, *args, **kwargs) -> Call:
@@ -76,25 +79,6 @@ def fail(zh: str, en: str, *, label: str = "", expected: str | None = None, got:
     """
     raise CheckFailed(Finding("custom", label=label, expected=expected, got=got, zh=zh, en=en, diagnosis=diagnosis,
                               answer=answer))
-
-
-def student_error_finding(obs: Observation, label: str) -> Finding:
-    """The standard finding for a student's call that did not return."""
-    err = obs.error or {}
-    kind_name = err.get("type", "")
-    if err.get("not_implemented"):
-        return Finding("not_implemented", label, zh="未完成", en="not implemented yet")
-    if kind_name == "Timeout":
-        return Finding("timeout", label, zh=f"超时：运行超过 {err.get('message')}，已被终止",
-                       en=f"timed out: still running after {err.get('message')}, stopped")
-    if kind_name == "WorkerDied":
-        return Finding("crash", label, zh=f"进程意外退出（{err.get('message')}）",
-                       en=f"the process ended unexpectedly ({err.get('message')})", output=obs.output)
-    if kind_name in ("MissingSubmissionFile", "MissingName"):
-        return Finding("missing", label, zh=err.get("message", ""), en=err.get("message", ""))
-    message = f"{kind_name}: {err.get('message', '')}"
-    return Finding("error", label, got=f"raised {kind_name}", zh=f"你的代码抛出了异常 {message}",
-                   en=f"your code raised {message}", traceback=err.get("traceback", ""), output=obs.output)
 
 
 def assert_ok(obs: Observation, label: str = "") -> object:
@@ -160,7 +144,7 @@ def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | 
     if mismatch is None:
         student.record(label, _expected_short(expected), _expected_short(got) if got.ok else f"raises {got.error_type}")
         return got.value
-    if not got.ok and expected.ok or (not got.ok and got.error.get("not_implemented")):
+    if not got.ok and (expected.ok or got.error.get("not_implemented") or grader_made(got)):
         finding = student_error_finding(got, label)
         finding.expected = _expected_short(expected)
         if finding.got is None and finding.kind in ("timeout", "crash"):

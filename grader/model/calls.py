@@ -98,9 +98,10 @@ class Observation:
                 "mro": [_clean(n) for n in error.get("mro", []) if isinstance(n, str)][:64] or [_clean(error.get("type"))],
                 "message": _clean(error.get("message")), "traceback": _clean(error.get("traceback")),
                 "not_implemented": error.get("not_implemented") is True,
+                **_extra(error),
             }
         return cls(ok=answer.get("ok") is True, value=answer.get("value"), error=error,
-                   output=_clean(answer.get("output")))
+                   output=Printed.of(_clean(answer.get("output")), answer.get("output_total")))
 
     @property
     def error_type(self) -> str | None:
@@ -108,6 +109,43 @@ class Observation:
 
     def raised(self, name: str) -> bool:
         return bool(self.error) and name in self.error.get("mro", [self.error.get("type")])
+
+
+def _extra(error: dict) -> dict:
+    """The optional fields of a worker's error, type-checked: raised while importing the file,
+    how many of the student's frames a traceback had (a runaway recursion), a missing name."""
+    kept = {}
+    if error.get("import_error") is True:
+        kept["import_error"] = True
+    frames = error.get("own_frames")
+    if isinstance(frames, int) and not isinstance(frames, bool) and frames > 0:
+        kept["own_frames"] = frames
+    if isinstance(error.get("name"), str):
+        kept["name"] = _clean(error["name"])[:200]
+    return kept
+
+
+class Printed(str):
+    """What the student's code printed, as far as the worker kept it (the first 4,000 characters).
+
+    `total` is `(characters, lines)` printed in all when more was printed than kept, else
+    None: `Printed.of("0\n1\n", (6888890, 1000000)).total` -> `(6888890, 1000000)`. A plain
+    str everywhere else (json, comparisons); the text report says how much was left out.
+    """
+
+    total: tuple[int, int] | None = None
+
+    @classmethod
+    def of(cls, text: str, total=None) -> str:
+        if not (isinstance(total, (list, tuple)) and len(total) == 2 and
+                all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in total)):
+            return text
+        printed = cls(text)
+        printed.total = (total[0], total[1])
+        return printed
+
+    def __reduce__(self):  # copies and pickles keep the count
+        return (Printed.of, (str(self), self.total))
 
 
 _CONTROL = {c: None for c in range(32) if c not in (9, 10)} | {127: None}

@@ -20,6 +20,17 @@ CATALOG: dict[str, dict[str, str]] = {
     "see_hint": {"zh": "提示：grade hint {id} --level {level}", "en": "hint: grade hint {id} --level {level}"},
     "your_traceback": {"zh": "你的代码的调用栈：", "en": "your code's traceback:"},
     "your_output": {"zh": "你的代码打印了：", "en": "your code printed:"},
+    "your_output_cut": {"zh": "你的代码打印了 {size}（{lines} 行），超过工具包的上限，只显示前 {kept} 个字符：",
+                        "en": "your code printed {size} ({lines} lines), over the kit's limit; the first {kept} characters are shown:"},
+    "more_lines": {"zh": "… 还有 {count} 行", "en": "… {count} more lines"},
+    "same_as_above": {"zh": "（和上面的一样）", "en": "(the same as above)"},
+    "your_code_was": {"zh": "当时你的代码运行到：", "en": "your code was here:"},
+    "import_failed": {"zh": "{file} 没能导入，这个练习的检查都没法运行：",
+                      "en": "{file} does not import, so none of this exercise's checks could run:"},
+    "import_prefix": {"zh": "这个文件没能导入：", "en": "the file does not import: "},
+    "could_not_run": {"zh": "{count} 项检查没法运行（见上面的错误）：{names}",
+                      "en": "{count} check(s) could not run (see the error above): {names}"},
+    "running": {"zh": "正在运行：{title}", "en": "running: {title}"},
     "manual_pending": {"zh": "待人工评分", "en": "awaiting manual grading"},
     "manual_missing": {"zh": "还没有作答", "en": "no answer yet"},
     "total": {"zh": "总分", "en": "total"},
@@ -47,6 +58,13 @@ CATALOG: dict[str, dict[str, str]] = {
     "check_ok": {"zh": "自检通过：{detail}", "en": "self-check passed: {detail}"},
     "check_bad": {"zh": "自检失败：{detail}", "en": "self-check failed: {detail}"},
     "grader_error": {"zh": "评分程序内部错误（不是你的错）", "en": "internal grader error (not your fault)"},
+    # grade data (labels padded to one width in each language)
+    "data_path": {"zh": "路径：  ", "en": "path:  "},
+    "data_size": {"zh": "大小：  ", "en": "size:  "},
+    "data_bytes": {"zh": "{size} 字节", "en": "{size} bytes"},
+    "data_sha256": {"zh": "sha256：", "en": "sha256:"},
+    "data_ok": {"zh": "核对无误", "en": "OK"},
+    "data_cached": {"zh": "缓存：  ", "en": "cached:"},
     # hints
     "hint_more": {"zh": "下一级：grade hint {id} --level {level}", "en": "next level: grade hint {id} --level {level}"},
     "hint_levels": {"zh": "{id} 的提示只有第 1 到第 {total} 级", "en": "{id} has hint levels 1 to {total}"},
@@ -67,6 +85,7 @@ CATALOG: dict[str, dict[str, str]] = {
                      "en": "{id} passed! Next: {next} (graded when you save {file})"},
     "watch_all_done": {"zh": "全部练习都通过了！按 q 退出。", "en": "every exercise passes! Press q to quit."},
     "watch_bye": {"zh": "已退出 grade watch。进度保存在 {path}", "en": "left grade watch. Progress is kept in {path}"},
+    "watch_cancelled": {"zh": "文件又保存了：重新评分 …", "en": "saved again: grading the new version …"},
     "watch_error": {"zh": "评分没能完成：{detail}", "en": "grading did not finish: {detail}"},
     "watch_start": {"zh": "正在加载 torch 与参考答案（只在开始时一次）…",
                     "en": "loading torch and the reference (once, at the start) …"},
@@ -88,6 +107,26 @@ CATALOG: dict[str, dict[str, str]] = {
     "difference_head": {"zh": "第一个不同在下标 {index}（它前面的 {same} 项都对）：",
                         "en": "the first difference is at index {index} (the {same} items before it agree):"},
 }
+
+
+def section_text(section: str, lang: str) -> str:
+    """A course.toml or mistake section in the report's language; quotes of the course text stay.
+
+    >>> section_text("5.2、5.7 练习 1", "en")
+    'section 5.2, 5.7 exercise 1'
+    >>> section_text("bigram 一课「2.49 这条基线」「优化器：第一次用现成的」", "en")
+    'the bigram lesson, “2.49 这条基线”, “优化器：第一次用现成的”'
+    """
+    if lang != "en":
+        return section
+    import re
+
+    text = re.sub(r"练习\s*(\d+)", r"exercise \1", section)
+    text = re.sub(r"(\S+)\s*一课", r"the \1 lesson, ", text)
+    text = text.replace("」「", "」, 「").replace("「", "“").replace("」", "”")
+    text = re.sub(r"\s*、\s*", ", ", text)
+    text = re.sub(r",\s*,", ",", re.sub(r"\s+", " ", text)).strip().rstrip(",")
+    return f"section {text}" if text[:1].isdigit() else text
 
 
 def say(key: str, lang: str, **values) -> str:

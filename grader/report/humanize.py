@@ -58,6 +58,11 @@ def nbytes(n: int) -> str:
     return f"{n:,} B ({si or f'{n} B'} / {iec or f'{n} B'})"
 
 
+def nbytes_short(n: int) -> str:
+    """A size in its largest decimal unit: `nbytes_short(20_000_000)` -> `20 MB`; `512` -> `512 B`."""
+    return _scaled(n, _BYTES_SI) or f"{n:,} B"
+
+
 def loss(x: float) -> str:
     """A loss to 4 decimals: `loss(2.491137)` -> `2.4911`."""
     if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))):

@@ -1,7 +1,10 @@
-"""A progress bar on the terminal while a long check runs (ex12's training loop).
+"""What is running, on the terminal while checks run: the check's name and its seconds,
+and a bar while a long call reports progress (ex12's training loop).
 
-Only when stderr is a terminal; the bar disappears when the check ends, so the report
-that follows is the same as without it.
+No check is silent: the running one is named at once, with a clock, so an endless loop
+reads "… make_windows: random lengths  0:00:07", not a blank screen. Only when stderr is a
+terminal; the line disappears when the checks end, so the report that follows is the same
+as without it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,11 @@ def progress_bar(*, counts: str = "items", transient: bool = True):
     if counts == "bytes":
         columns = (TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
                    TimeRemainingColumn())
+    elif counts == "check":  # the running check: its name, a bar once it reports progress, its seconds
+        from rich.progress import SpinnerColumn
+
+        columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=20),
+                   TextColumn("{task.fields[count]}"), TimeElapsedColumn())
     else:
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    TimeRemainingColumn())
@@ -39,12 +47,12 @@ class LiveProgress:
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.lang = lang
         self._progress = None
-        self._tasks: dict[str, int] = {}
+        self._task = None
         self._title = ""
 
     def __enter__(self) -> "LiveProgress":
         if self.enabled:
-            self._progress = progress_bar(counts="items", transient=True)
+            self._progress = progress_bar(counts="check", transient=True)
         return self
 
     def __exit__(self, *exc) -> None:
@@ -54,17 +62,33 @@ class LiveProgress:
     def __call__(self, event: str, item, result=None) -> None:
         if self._progress is None:
             return
-        if event == "start":  # remember the running check's name for the bar
+        if event == "start":  # name the running check at once, with its clock
             from grader.model.results import title_from_doc
 
             self._title = title_from_doc(item.function.__doc__, item.name)(self.lang)
-        elif event == "call":
+            self._drop()
+            self._task = self._progress.add_task(_cut(self._title, 48), total=None, count="")
+        elif event == "call" and self._task is not None:
             done, total = result
-            task = self._tasks.get(item)
-            if task is None:
-                task = self._tasks[item] = self._progress.add_task(self._title[:40] or str(item)[:40], total=total)
-            self._progress.update(task, completed=done, total=total)
+            self._progress.update(self._task, completed=done, total=total, count=f"{done}/{total}")
         elif event == "done":
-            for task in self._tasks.values():
-                self._progress.remove_task(task)
-            self._tasks.clear()
+            self._drop()
+
+    def _drop(self) -> None:
+        if self._task is not None:
+            self._progress.remove_task(self._task)
+            self._task = None
+
+
+def _cut(text: str, limit: int) -> str:
+    from grader.report.layout import width
+
+    if width(text) <= limit:
+        return text
+    out, used = "", 0
+    for ch in text:
+        used += width(ch)
+        if used >= limit:
+            return out + "…"
+        out += ch
+    return out

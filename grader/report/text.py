@@ -8,7 +8,7 @@ the section to reread, the student's own traceback frames and printed output.
 from __future__ import annotations
 
 
-from grader.model.messages import say
+from grader.model.messages import say, section_text
 from grader.model.results import CheckResult, ExerciseResult
 from grader.report.layout import pad, width
 
@@ -31,7 +31,8 @@ def check_message(check: CheckResult, lang: str) -> str:
         parts.append(reason)
     if f.diagnosis:
         d = f.diagnosis
-        parts.append(f"{say('diagnosis', lang)}: {d['en'] if lang == 'en' else d['zh']} ({say('reread', lang, section=d['section'])})")
+        parts.append(f"{say('diagnosis', lang)}: {d['en'] if lang == 'en' else d['zh']} "
+                     f"({say('reread', lang, section=section_text(d['section'], lang))})")
     return "; ".join(parts)
 
 
@@ -48,8 +49,17 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
         if result.status == "not_implemented":
             lines.append("  " + say("not_implemented_line", lang, file=f"exercises/{ex.file}", id=ex.id))
             continue
+        from grader.report.failure import import_block, import_failure
+
+        stopped = import_failure(result.checks)
+        if stopped:  # the file does not import: said once, the checks it stopped in one line
+            lines.extend(import_block(stopped, ex.file, lang, style))
+        stopped_ids = {id(c) for c in stopped}
+        shown_tracebacks: set[str] = set()
         for check in result.checks:
-            lines.extend(_check_lines(check, ex.id, lang, style))
+            if id(check) in stopped_ids:
+                continue
+            lines.extend(_check_lines(check, ex.id, lang, style, seen=shown_tracebacks))
             if check.attachments:
                 from grader.report.pictures import pictures_for
 
@@ -80,7 +90,7 @@ def _head(mark: str, title: str, lang: str, expected: str, got: str) -> list[str
     return [f"  {mark} {pad(title, NAME_WIDTH)}{values}"]
 
 
-def _check_lines(check: CheckResult, exercise_id: str, lang: str, style) -> list[str]:
+def _check_lines(check: CheckResult, exercise_id: str, lang: str, style, seen: set | None = None) -> list[str]:
     title = check.title(lang)
     if check.manual:
         mark = "…"
@@ -88,12 +98,9 @@ def _check_lines(check: CheckResult, exercise_id: str, lang: str, style) -> list
         return [f"  {mark} {pad(title, NAME_WIDTH)}{text}"]
     mark = style("✓", fg="green") if check.passed else style("✗", fg="red")
     f = check.finding
-    if check.passed:
-        if check.shown:
-            _, expected, got = check.shown[-1]
-            return _head(mark, title, lang, expected, got)
+    if check.passed:  # one short line: what was right needs no expected-against-got
         return [f"  {mark} {title}"]
-    if f.kind in ("not_implemented", "missing"):
+    if f.kind in ("not_implemented", "missing", "not_run"):
         reason = f.en if lang == "en" else f.zh
         return [f"  {mark} {pad(title, NAME_WIDTH)}{reason}"]
     if f.expected is not None or f.got is not None:
@@ -109,16 +116,15 @@ def _check_lines(check: CheckResult, exercise_id: str, lang: str, style) -> list
         d = f.diagnosis
         text = d["en"] if lang == "en" else d["zh"]
         lines.append("      " + style(f"{say('diagnosis', lang)}: {text}", fg="yellow"))
-        extra = say("reread", lang, section=d["section"])
+        extra = say("reread", lang, section=section_text(d["section"], lang))
         if d.get("hint"):
             extra += "  " + say("see_hint", lang, id=exercise_id, level=d["hint"])
         lines.append("      " + extra)
-    if f.traceback and f.kind != "grader_error":
-        lines.append("      " + say("your_traceback", lang))
-        lines.extend("      " + l for l in f.traceback.splitlines())
-    if f.output:
-        lines.append("      " + say("your_output", lang))
-        lines.extend("      | " + l for l in f.output.splitlines()[:8])
+    from grader.report.failure import output_lines, where_lines
+
+    if f.kind != "grader_error":
+        lines.extend(where_lines(f.kind, f.traceback, lang, seen))
+    lines.extend(output_lines(f.output, lang))
     return lines
 
 

@@ -127,7 +127,7 @@ def status_lines(course, folder: Path, lang: str, *, color: bool = False, compac
 
     `compact` leaves out the time (for `grade list`, which shows the section instead).
     """
-    from grader.model.messages import say
+    from grader.model.messages import say, section_text
     from grader.report.layout import pad
 
     rows = progress_of(course, folder)
@@ -147,7 +147,7 @@ def status_lines(course, folder: Path, lang: str, *, color: bool = False, compac
             points = f"{r.score if r.score is not None else '-'}/{r.max_score}"
             line = f"{pointer}{ex.id}  {pad(_cut(ex.title(lang), 36), 38)}{state}{points:>6}"
             if compact:
-                line += "  " + _cut(ex.section, 30)
+                line += "  " + _cut(section_text(ex.section, lang), 30)
             else:
                 when = r.time[5:] if r.time else say("never", lang)  # "11-29 21:26": short enough for 80 columns
                 if r.changed:

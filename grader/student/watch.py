@@ -17,11 +17,8 @@ is restored either way. When stdin is not a terminal, only saves are watched.
 
 from __future__ import annotations
 
-import os
 import queue
-import select
 import signal
-import sys
 import threading
 import time
 from pathlib import Path
@@ -30,165 +27,11 @@ import click
 
 from grader.model.messages import say
 
-STEP_MS = 30  # a save is graded once the folder has been quiet this long
+from grader.student.keys import Keys, _own_stdout
+from grader.student.saves import STEP_MS, watch_saves
+from grader.student.watch_session import GradeCancelled, WatchSession
 
-
-class WatchSession:
-    """Grades one exercise at a time, keeping the zygote, torch and the references loaded."""
-
-    def __init__(self, course, folder: Path, lang: str, *, picture_dir: Path | None = None):
-        self.course = course
-        self.folder = Path(folder).resolve()
-        self.lang = lang
-        self.picture_dir = picture_dir
-        self.zygote = None
-        self.references = None
-        self.recorded = False
-        self.corpus = None
-        self._frozen = False
-
-    def start(self) -> "WatchSession":
-        from grader.run.startup import corpus_provider, load_judge, references_for, start_zygote
-
-        self.zygote = start_zygote(self.course)  # before torch and the reference are loaded here
-        load_judge()
-        self.references, self.recorded = references_for(self.course)
-        self.corpus = corpus_provider(self.course)
-        return self
-
-    def grade(self, exercise_id: str, on_progress=None):
-        """Grade one exercise; the results, and remember the attempt in the student's folder."""
-        from grader.student.progress import record_attempt
-        from grader.run.session import GradingSession, run_checks
-
-        session = GradingSession(self.course, [exercise_id], submission=self.folder, zygote=self.zygote,
-                                 references=self.references, lang=self.lang, corpus=self.corpus,
-                                 public_only=self.recorded, on_progress=on_progress)
-        results = run_checks(session)
-        record_attempt(self.folder, results)
-        if not self._frozen:
-            # Everything loaded so far lives as long as the session: keep it out of the
-            # collections pytest runs after every session (measured: 0.35 s of 0.5 s).
-            from grader.run.startup import freeze_loaded
-
-            freeze_loaded()
-            self._frozen = True
-        return results
-
-    def render(self, results, *, color: bool) -> str:
-        from grader.report.text import render_text
-
-        return render_text(results, self.lang, color=color, hidden_note=self.recorded,
-                           picture_dir=self.picture_dir)
-
-    def zygote_alive(self) -> bool:
-        try:
-            pid, _ = os.waitpid(self.zygote.pid, os.WNOHANG)
-        except ChildProcessError:
-            return False
-        return pid == 0
-
-    def close(self) -> None:
-        if self.zygote is not None:
-            self.zygote.close()
-            self.zygote = None
-
-
-class Keys:
-    """Single keys from the terminal in cbreak mode (no echo, no Enter), restored on close.
-
-    Reads from a duplicate of fd 0, so that pytest's capture (which points fd 0 at
-    /dev/null while checks run) does not cut the keyboard off.
-    """
-
-    def __init__(self, events: queue.Queue, stop: threading.Event):
-        self.events, self.stop = events, stop
-        self.fd = None
-        self.saved = None
-        self.thread = None
-
-    def start(self) -> bool:
-        try:
-            if not os.isatty(0):
-                return False
-            import termios
-            import tty
-
-            self.fd = os.dup(0)
-            self.saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd, termios.TCSANOW)
-        except (OSError, ImportError, Exception):  # noqa: BLE001 - no terminal: saves only
-            self.close()
-            return False
-        self.thread = threading.Thread(target=self._read, name="grade-watch-keys", daemon=True)
-        self.thread.start()
-        return True
-
-    def again(self) -> None:
-        """Back into cbreak mode (after Ctrl-Z and fg the shell has reset the terminal)."""
-        if self.fd is not None:
-            import termios
-            import tty
-
-            try:
-                tty.setcbreak(self.fd, termios.TCSANOW)
-            except OSError:
-                pass
-
-    def _read(self) -> None:
-        while not self.stop.is_set():
-            try:
-                ready, _, _ = select.select([self.fd], [], [], 0.2)
-                if not ready:
-                    continue
-                data = os.read(self.fd, 32)
-            except (OSError, ValueError):
-                return
-            if not data:
-                return
-            for ch in data.decode("utf-8", "ignore"):
-                self.events.put(("key", ch))
-
-    def close(self) -> None:
-        if self.fd is None:
-            return
-        if self.saved is not None:
-            import termios
-
-            try:
-                termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
-            except OSError:
-                pass
-        if self.thread is not None:
-            self.stop.set()
-            self.thread.join(timeout=1)
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
-        self.fd = None
-
-
-def watch_saves(folder: Path, events: queue.Queue, stop: threading.Event) -> threading.Thread:
-    """A thread putting ("save", {file names}) on `events` whenever a .py file in `folder` changes."""
-    import watchfiles
-
-    def only_py(change, path: str) -> bool:
-        p = Path(path)
-        return p.suffix == ".py" and p.parent == folder and not p.name.startswith(".")
-
-    def run():
-        try:
-            for changes in watchfiles.watch(folder, watch_filter=only_py, stop_event=stop, step=STEP_MS,
-                                            debounce=800, raise_interrupt=False, recursive=False,
-                                            yield_on_timeout=False):
-                events.put(("save", {Path(p).name for _, p in changes}, time.monotonic()))
-        except Exception as err:  # noqa: BLE001 - say so, and keep the keys working
-            events.put(("error", f"watchfiles: {err}"))
-
-    thread = threading.Thread(target=run, name="grade-watch-files", daemon=True)
-    thread.start()
-    return thread
+__all__ = ["WatchLoop", "WatchSession", "Keys", "watch_saves", "first_exercise", "STEP_MS"]
 
 
 class WatchLoop:
@@ -211,6 +54,8 @@ class WatchLoop:
         self.announced = False  # `current` is the next exercise, announced after a pass, not graded yet
         self.suggested_hint: int | None = None  # the hint level the last diagnosis pointed to
         self.on_graded = None  # a callable(results, seconds), for the benchmark and tests
+        self.grading = False  # a grade is running in the main thread
+        self.cancelled = threading.Event()  # set by a save while grading: the grade stops at once
 
     # -- output
 
@@ -241,13 +86,27 @@ class WatchLoop:
         self.header()
         self.echo(self.style(say("watch_grading", self.lang, id=exercise_id), dim=True))
         started = time.monotonic()
+        self.cancelled.clear()
+        self.grading = True
         try:
-            results = self.session.grade(exercise_id, on_progress=self.progress if self.clear else None)
+            results = self.session.grade(exercise_id, on_progress=self.progress, cancelled=self.cancelled)
+        except GradeCancelled:
+            results = None
         except Exception as err:  # noqa: BLE001 - a broken check or a dead zygote must not end the session
+            self.grading = False
+            if self.cancelled.is_set():
+                return
             detail = f"{type(err).__name__}: {err}"
             if self.session.zygote is not None and not self.session.zygote_alive():
                 detail += " (zygote gone: restart grade watch)"
             self.echo(self.style(say("watch_error", self.lang, detail=detail), fg="red"))
+            return
+        finally:
+            self.grading = False
+        if results is None or self.cancelled.is_set():
+            # a save came while grading: the results are of the old file; the save is next in the queue
+            self.out.write("\r\x1b[K")
+            self.echo(self.style(say("watch_cancelled", self.lang), dim=True))
             return
         seconds = time.monotonic() - started
         levels = [c.finding.diagnosis.get("hint") for r in results for c in r.checks
@@ -275,8 +134,20 @@ class WatchLoop:
         if self.on_graded:
             self.on_graded(results, seconds)
 
+    def saved_while_grading(self, names) -> None:
+        """From the file-watching thread: a save while a grade runs stops that grade now."""
+        if self.grading:
+            self.cancelled.set()
+            self.session.interrupt()
+
     def progress(self, event: str, item, result=None) -> None:
         """Check by check, and within a long call (ex12 trains for a while) a bar."""
+        if event == "start" and self.cancelled.is_set():
+            import pytest
+
+            pytest.exit("saved again")  # no further check starts: a newer save is waiting
+        if not self.clear:
+            return
         try:
             from grader.student.progress import bar
             from grader.model.results import title_from_doc
@@ -338,7 +209,7 @@ class WatchLoop:
 
     def run(self, first: str) -> None:
         self.has_keys = self.keys.start()
-        watch_saves(self.session.folder, self.events, self.stop)
+        watch_saves(self.session.folder, self.events, self.stop, on_save=self.saved_while_grading)
         previous = {}
 
         def interrupt(signum, frame):
@@ -395,13 +266,6 @@ class WatchLoop:
         elif ch == "r":
             self.grade(self.current)
         return None
-
-
-def _own_stdout():
-    try:
-        return open(os.dup(sys.stdout.fileno()), "w", encoding="utf-8", errors="replace")
-    except (AttributeError, OSError, ValueError):  # not a real file (a test runner's capture)
-        return sys.stdout
 
 
 def _relative(path: Path) -> str:

@@ -1,0 +1,118 @@
+"""What to tell the student when a call on their code did not return a value.
+
+`student_error_finding(obs, label)` reads the worker's plain error data and says, in both
+languages, what happened in the student's terms: the file does not import (once per
+exercise, see grader.report.text), a call ran past its time limit (and where the code
+was), the process crashed (the signal by name), a recursion ran away, a name is missing,
+or the student's own exception. No internal name (a worker, an EOFError) reaches a
+student.
+
+    >>> f = student_error_finding(Observation(False, error={"type": "WorkerDied", "signal": "SIGSEGV"}), "f(1)")
+    >>> f.en
+    'your code crashed the process: segmentation fault (SIGSEGV)'
+"""
+
+from __future__ import annotations
+
+from grader.model.calls import Observation
+from grader.model.messages import say
+from grader.model.results import Finding
+
+# The error types the grader makes up (not raised by the student's code): never shown as
+# "raised X", never matched against a mistake's exception.
+GRADER_MADE = frozenset({"Timeout", "WorkerDied", "MissingName", "MissingSubmissionFile", "MalformedAnswer",
+                         "UnsupportedResult", "Cancelled", "SubmissionRefused"})
+
+SIGNALS = {
+    "SIGSEGV": ("段错误（SIGSEGV）", "segmentation fault (SIGSEGV)"),
+    "SIGBUS": ("总线错误（SIGBUS）", "bus error (SIGBUS)"),
+    "SIGFPE": ("算术错误（SIGFPE）", "arithmetic error (SIGFPE)"),
+    "SIGILL": ("非法指令（SIGILL）", "illegal instruction (SIGILL)"),
+    "SIGABRT": ("程序中止（SIGABRT）", "aborted (SIGABRT)"),
+    "SIGKILL": ("被强制结束（SIGKILL：内存用尽，或被系统结束）", "killed (SIGKILL: out of memory, or ended by the system)"),
+    "SIGXCPU": ("超出 CPU 时间上限（SIGXCPU）", "over the CPU time limit (SIGXCPU)"),
+    "SIGTERM": ("被结束（SIGTERM）", "terminated (SIGTERM)"),
+}
+
+
+def grader_made(obs: Observation) -> bool:
+    """An error the grader reports for the student's code (a time-out, a crash, a file that does not import)."""
+    err = obs.error or {}
+    return err.get("type") in GRADER_MADE or err.get("import_error") is True
+
+
+def _seconds(text: str) -> str:
+    """`"1.28297 s"` -> `"1.3 s"`: a limit as people read it."""
+    number, _, unit = text.partition(" ")
+    try:
+        value = float(number)
+    except ValueError:
+        return text
+    return f"{value:.1f}".removesuffix(".0") + f" {unit or 's'}"
+
+
+def _timeout(err: dict, label: str, output: str) -> Finding:
+    limit, where = err.get("message", ""), err.get("traceback", "")
+    # grader.run.budgets says why a call was not waited for: "1.5 s（中文 / English）"
+    limit, _, note = limit.partition("（")
+    note_zh, _, note_en = note.rstrip("）").partition(" / ")
+    limit = _seconds(limit.strip())
+    if err.get("import_error"):
+        return Finding("import_error", label, zh=f"导入这个文件超过 {limit} 仍没有结束：模块顶层的代码可能是死循环",
+                       en=f"importing the file did not finish within {limit}: the code at module level may be an endless loop",
+                       traceback=where)
+    if "不再等待" in note_zh:  # the same function timed out before in this exercise
+        function = label.partition("(")[0] or "this function"
+        return Finding("not_run", label, zh=f"没有再运行：{function} 在上面已经超时过一次（可能是死循环）",
+                       en=f"not run again: {function} ran past its time limit above (an endless loop?)")
+    zh = f"超时：运行超过 {limit} 仍没有结束，已被终止；可能是死循环"
+    en = f"timed out: still running after {limit}, stopped; it may be an endless loop"
+    if note_zh:
+        zh, en = zh + f"（{note_zh}）", en + f" ({note_en or note_zh})"
+    return Finding("timeout", label, zh=zh, en=en, traceback=where, output=output)
+
+
+def _crash(err: dict, label: str, output: str) -> Finding:
+    where, signal, code = err.get("traceback", ""), err.get("signal"), err.get("exit_code")
+    if signal:
+        zh_what, en_what = SIGNALS.get(signal, (signal, signal))
+        zh, en = f"你的代码让进程崩溃了：{zh_what}", f"your code crashed the process: {en_what}"
+    elif code is not None:
+        zh = f"进程提前退出了（退出码 {code}）：你的代码是不是调用了 os._exit？"
+        en = f"the process exited early (exit status {code}): does your code call os._exit?"
+    else:
+        zh, en = "运行你的代码的进程意外结束了", "the process running your code ended unexpectedly"
+    return Finding("crash", label, zh=zh, en=en, traceback=where, output=output)
+
+
+def student_error_finding(obs: Observation, label: str) -> Finding:
+    """The standard finding for a student's call that did not return."""
+    err = obs.error or {}
+    kind_name = err.get("type", "")
+    if err.get("not_implemented"):
+        return Finding("not_implemented", label, zh="未完成", en="not implemented yet")
+    if kind_name == "Timeout":
+        return _timeout(err, label, obs.output)
+    if kind_name == "WorkerDied":
+        return _crash(err, label, obs.output)
+    if kind_name == "SubmissionRefused":  # grader.sandbox.intake: a link, a special file, too much
+        zh, _, en = str(err.get("message", "")).partition(" / ")
+        return Finding("refused", label, zh=zh, en=en or zh)
+    if kind_name == "MissingSubmissionFile":
+        name = err.get("message", "")
+        return Finding("missing", label, zh=f"{name} 不在提交目录中", en=f"{name} is not in the submission folder")
+    if kind_name == "MissingName":
+        name = err.get("name") or "?"
+        return Finding("missing", label, zh=f"文件里没有定义 {name}", en=f"{name} is not defined in the file")
+    message = f"{kind_name}: {err.get('message', '')}"
+    if err.get("import_error"):
+        return Finding("import_error", label, zh=say("import_prefix", "zh") + message,
+                       en=say("import_prefix", "en") + message,
+                       traceback=err.get("traceback", ""), output=obs.output)
+    zh, en = f"你的代码抛出了异常 {message}", f"your code raised {message}"
+    frames = err.get("own_frames")
+    if frames and kind_name == "RecursionError":
+        zh += f"（你的代码递归了 {frames:,} 层：递归有没有走到终止条件？下面是最前和最后几层）"
+        en += f" ({frames:,} calls deep in your code: does the recursion reach its base case? The first and last calls:)"
+    return Finding("error", label, got=f"raised {kind_name}", zh=zh, en=en, traceback=err.get("traceback", ""),
+                   output=obs.output)

@@ -1,0 +1,92 @@
+"""How a worker ended, and where it was: the dump pipe between a worker, its zygote and the judge.
+
+Each worker gets a pipe whose read end the judge keeps. The worker's faulthandler writes its
+stack there when the judge sends SIGUSR1 (a call past its time limit, just before the kill)
+and when a fatal signal kills it (a segfault in the student's code); the zygote, the
+worker's parent, reaps it and writes its wait status after a mark:
+
+    Fatal Python error: Segmentation fault
+    Current thread 0x7f… (most recent call first):
+      File "/tmp/submission/ex01_windows.py", line 57 in make_windows
+    …
+    grader-worker-exit-status: 11
+
+`ended(fd)` -> (the dump, 11): `os.WTERMSIG(11)` is SIGSEGV.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import time
+
+STATUS_MARK = "grader-worker-exit-status: "
+DUMP_CAP = 64 * 1024  # bytes of a dump the judge reads from a worker
+
+
+def reaper(status_fds: dict[int, int]):
+    """A SIGCHLD handler for the zygote: reap workers and write how each one ended to its pipe."""
+
+    def reap(signum, frame) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            fd = status_fds.pop(pid, None)
+            if fd is not None:
+                try:
+                    os.write(fd, f"\n{STATUS_MARK}{status}\n".encode())
+                except OSError:  # the judge has closed its end (it killed the worker itself)
+                    pass
+                os.close(fd)
+
+    return reap
+
+
+def read_dump(fd: int | None, quiet: float = 0.3, limit: float = 1.0) -> str:
+    """What is on the (non-blocking) dump pipe: until it is closed, or quiet for `quiet` s, at most `limit` s."""
+    if fd is None:
+        return ""
+    chunks, size, end = [], 0, time.monotonic() + limit
+    while size < DUMP_CAP:
+        wait = min(quiet, end - time.monotonic())
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            break
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            continue
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def ask_stack(pid: int, fd: int | None) -> str:
+    """SIGUSR1 to a hung worker; its faulthandler dump (empty if it could not answer)."""
+    if fd is None:
+        return ""
+    try:
+        os.kill(pid, signal.SIGUSR1)
+    except (ProcessLookupError, PermissionError):
+        return ""
+    return read_dump(fd, quiet=0.15, limit=1.0)
+
+
+def ended(fd: int | None) -> tuple[str, int | None]:
+    """After a worker's socket closed: (what faulthandler wrote, the wait status or None)."""
+    text = read_dump(fd, quiet=1.0, limit=1.5)
+    dump, mark, tail = text.rpartition(STATUS_MARK)
+    if not mark:
+        return text, None
+    try:
+        return dump, int(tail.split()[0])
+    except (ValueError, IndexError):
+        return dump, None
