@@ -228,3 +228,23 @@ def test_an_edited_state_file_does_not_reach_the_gradebook(course, tmp_path):
     assert batch(course, folder, tmp_path / "out").returncode == 0
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert book["students"]["s"]["score"] == 0
+
+
+def test_memory_does_not_grow_with_file_sizes(course, tmp_path):
+    """A sparse 2 GiB .py file (and a 2 GiB notebook-sized file beside it) costs no memory."""
+    folder = tmp_path / "cohort" / "big"
+    folder.mkdir(parents=True)
+    (folder / EX02).write_text(SOLUTION_EX02, encoding="utf-8")
+    for name in (EX01, "helper.py"):
+        with open(folder / name, "wb") as handle:
+            handle.truncate(2 * 1024**3)
+    script = ("import resource, sys; from pathlib import Path; from grader.model.course import load_course; "
+              "from grader.cohort.students import find_students; "
+              "s = find_students(Path(sys.argv[1]), load_course(Path(sys.argv[2])), Path(sys.argv[3])); "
+              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(s), sorted(s[0].present))")
+    run = subprocess.run([os.sys.executable, "-c", script, str(tmp_path / "cohort"), str(course), str(tmp_path / "st")],
+                         capture_output=True, text=True, timeout=120, cwd=KIT, check=False)
+    assert run.returncode == 0, run.stderr
+    peak_kb, count, present = run.stdout.split(maxsplit=2)
+    assert int(count) == 1 and "ex02" in present and "ex01" not in present
+    assert int(peak_kb) < 200 * 1024, f"peak {int(peak_kb) // 1024} MB"
