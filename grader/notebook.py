@@ -6,9 +6,13 @@ runs the check function `test_answer_params` of `grader/checks/test_ex03_param_b
 (the same function `grade ex03` runs) with `student` = the notebook's own namespace (the
 functions the student defined in the answer cells, run in this process) and `reference`
 = the reference solutions (or, in a student release, the recorded answers). It prints
-one line like the command line does (pass or fail, expected against got, shapes first,
-the known mistake the answer matches) and raises `AssertionError` when the check fails,
-so that nbgrader takes the cell's points away.
+the check's report like the command line does (pass or fail, expected against got, shapes
+first, the known mistake the answer matches), wrapped to `WRAP` columns so that it reads in
+nbgrader's feedback page, and raises `AssertionError` when the check fails, so that nbgrader
+takes the cell's points away. On a pass it returns None: the cell evaluates to nothing, so
+nbgrader reads no partial-credit value from it (a value that is not a number gets a
+"cannot be converted to a float" warning per cell). `check_result` is the same run
+returning the `CheckResult`, for Python callers.
 
 The student's code runs in the notebook's kernel, as nbgrader always runs it: the
 isolation of `grade` (a worker process with limits) does not apply here.
@@ -120,12 +124,14 @@ def _is_package_course(course: Course) -> bool:
     return Path(grader.__file__).resolve().parent == (course.root / "grader").resolve()
 
 
-def run_check(exercise_id: str, check_name: str, namespace: dict, *, lang: str | None = None,
-              quiet: bool = False):
-    """Run one check on the notebook's definitions; print its line; raise if it fails."""
-    __tracebackhide__ = True  # IPython and pytest leave this frame out of the traceback
-    from grader.report import text as report
-    from grader.report.layout import pad
+def _fixed_draws():
+    from grader.judge.draws import Draws
+
+    return Draws()
+
+
+def check_result(exercise_id: str, check_name: str, namespace: dict, *, lang: str | None = None):
+    """Run one check on the notebook's definitions; the `CheckResult` (nothing printed or raised)."""
     from grader.model.results import CheckFailed, Finding
     from grader.judge.verdicts import StudentView
     from grader.model.results import CheckResult, title_from_doc
@@ -141,7 +147,8 @@ def run_check(exercise_id: str, check_name: str, namespace: dict, *, lang: str |
     module = namespace_module(namespace)
     view = StudentView(InProcessSubject(module, _cell_folder(module)), timeout)
     fixtures = {"student": lambda: view, "reference": lambda: _references_for(course)(exercise_id),
-                "corpus_path": lambda: _corpus_path(course), "lang": lambda: lang}
+                "corpus_path": lambda: _corpus_path(course), "lang": lambda: lang,
+                "draws": _fixed_draws}  # in-kernel: the inputs as written (grader.judge.draws)
     started = time.monotonic()
     finding = None
     try:
@@ -155,14 +162,59 @@ def run_check(exercise_id: str, check_name: str, namespace: dict, *, lang: str |
     except Exception as err:  # a bug in the grader (or the data is missing): say so plainly
         finding = Finding("grader_error", check_name, zh=f"评分程序出错：{type(err).__name__}: {err}",
                           en=f"grader error: {type(err).__name__}: {err}")
-    result = CheckResult(exercise=exercise_id, name=check_name, title=title_from_doc(func.__doc__, check_name),
-                         max_points=points, passed=finding is None, public="public" in marks,
-                         manual="manual" in marks, finding=finding, shown=list(view.shown),
-                         attachments=dict(view.attachments), seconds=time.monotonic() - started)
+    return CheckResult(exercise=exercise_id, name=check_name, title=title_from_doc(func.__doc__, check_name),
+                       max_points=points, passed=finding is None, public="public" in marks,
+                       manual="manual" in marks, finding=finding, shown=list(view.shown),
+                       attachments=dict(view.attachments), seconds=time.monotonic() - started)
+
+
+WRAP = 100  # display columns of a printed report line (CJK characters count two)
+
+
+def wrap_line(line: str, columns: int = WRAP) -> list[str]:
+    """One report line cut to `columns` display columns, continuations indented under it.
+
+    Breaks at a space when one is near, else between characters (Chinese has no spaces).
+    Example: wrap_line("  ✗ " + "x" * 150, 100) -> ["  ✗ xxx…", "      xxx…"] (each ≤ 100 wide).
+    """
+    from grader.report.layout import width
+
+    if width(line) <= columns:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+    out, current = [], ""
+    for ch in line:
+        if width(current + ch) > columns:
+            cut = current.rfind(" ")
+            if cut > len(indent) + columns // 2:  # a space near the end: break there
+                out.append(current[:cut])
+                current = indent + current[cut + 1:]
+            else:
+                out.append(current)
+                current = indent
+        current += ch
+    out.append(current)
+    return [part.rstrip() for part in out if part.strip()]
+
+
+def run_check(exercise_id: str, check_name: str, namespace: dict, *, lang: str | None = None,
+              quiet: bool = False) -> None:
+    """Run one check on the notebook's definitions; print its report; raise if it fails.
+
+    Returns None, so that a test cell evaluates to nothing (see the module's docstring).
+    """
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of the traceback
+    from grader.report import text as report
+    from grader.report.layout import pad
+
+    lang = _lang(lang)
+    result = check_result(exercise_id, check_name, namespace, lang=lang)
     if not quiet:
-        head = f"{exercise_id}  {ex.title(lang)}"
-        print(pad(head, 66) + f"{result.points}/{points}")
-        print("\n".join(report._check_lines(result, exercise_id, lang, lambda text, **_: text)))
+        ex = _course().exercise(exercise_id)
+        lines = [pad(f"{exercise_id}  {ex.title(lang)}", 66) + f"{result.points}/{result.max_points}"]
+        lines += report._check_lines(result, exercise_id, lang, lambda text, **_: text)
+        print("\n".join(part for line in lines for text in line.splitlines() for part in wrap_line(text)))
     if not result.passed and not result.manual:
-        raise CheckFailedInNotebook(f"{exercise_id} {check_name}: {report.check_message(result, lang) or finding.kind}")
-    return result
+        reason = report.check_message(result, lang) or (result.finding.kind if result.finding else "failed")
+        raise CheckFailedInNotebook(f"{exercise_id} {check_name}: {reason}")
+    return None

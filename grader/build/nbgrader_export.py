@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from pathlib import Path
 
 import click
@@ -62,7 +63,24 @@ c.ClearSolutions.text_stub = "在这里写你的回答 / YOUR ANSWER HERE"
 
 # ex12 trains the bigram model (about 10 s); a cell may take up to this long.
 c.Execute.timeout = {timeout}
+
+# The feedback page lists each test cell by its check's title (nbgrader's own page says
+# "Test cell" for every one): templates/feedback_titled extends nbgrader's feedback template.
+import os as _os  # noqa: E402
+
+import nbgrader as _nbgrader  # noqa: E402
+
+c.HTMLExporter.template_name = "feedback_titled"
+c.HTMLExporter.template_file = "titled.html.j2"
+c.HTMLExporter.extra_template_basedirs = [
+    _os.path.join(_os.path.dirname(_nbgrader.__file__), "server_extensions", "formgrader", "templates"),
+    _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "templates"),
+]
 '''
+
+TITLE_KEY = "gpt_course"  # a test cell's own metadata: {{"title", "check", "exercise"}}
+
+FEEDBACK_TEMPLATE = Path(__file__).resolve().parent / "nbgrader_feedback"  # conf.json, titled.html.j2
 
 COURSE_README = """# nbgrader 作业 / nbgrader assignments
 
@@ -327,15 +345,17 @@ def exercise_cells(course: Course, ex: Exercise) -> list:
                            points=WRITTEN_ANSWER_POINTS))
     for check in checks:
         call = f'run_check("{ex.id}", "{check["name"]}", globals())'
-        title = f"{check['title'].zh} | {check['title'].en}"
+        title = f"{ex.id} · {check['title'].zh} | {check['title'].en}"
         if check["public"]:
             source = f"# 公开检查 / public check（{check['points']} 分 / points）: {title}\n{call}"
         else:
             source = (f"# 隐藏测试 / hidden test（{check['points']} 分 / points）: {title}\n"
                       f"# 正式评分时运行 / runs when the notebook is graded\n"
                       f"### BEGIN HIDDEN TESTS\n{call}\n### END HIDDEN TESTS")
-        cells.append(_cell("code", source, f"{ex.id}_{check['name']}", grade=True, locked=True,
-                           points=check["points"]))
+        cell = _cell("code", source, f"{ex.id}_{check['name']}", grade=True, locked=True, points=check["points"])
+        # the check's title for the feedback page's score index (templates/feedback_titled)
+        cell.metadata[TITLE_KEY] = {"title": title, "check": check["name"], "exercise": ex.id}
+        cells.append(cell)
     return cells
 
 
@@ -388,6 +408,7 @@ def build_nbgrader(course: Course, out: Path, *, force: bool = False, echo=click
     (out / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(
         title_en=course.title.en, course_id="gpt-course", timeout=timeout), encoding="utf-8")
     (out / "README.md").write_text(COURSE_README.format(folder=out.name, written=WRITTEN_ANSWER_POINTS), encoding="utf-8")
+    shutil.copytree(FEEDBACK_TEMPLATE, out / "templates" / "feedback_titled")
     for assignment in course.assignments:
         if not course.of_assignment(assignment.id):
             continue
