@@ -1,9 +1,12 @@
 """Checks for ex08: get_batch and the T examples of a row (bigram lesson, "(B, T)")."""
 
+import math
+
 import pytest
 import torch
 
 from grader.judge import call, check_value, probe, same
+from grader.judge.derived import derived
 
 pytestmark = pytest.mark.exercise("ex08")
 
@@ -69,13 +72,55 @@ def test_layout(student, reference):
         same(student, reference, probe("ex08.layout", n, T, B, 0), label=f"x, y for block_size={T}, batch_size={B}")
 
 
+def start_facts(n, block_size, batch_size):
+    """From the batches a worker reported (plain data), the facts every correct sampler shares.
+
+    - each row of x is a slice of consecutive ids and y = x + 1 (the shift);
+    - the smallest and largest start drawn (0 and n - block_size - 1 expected);
+    - whether every possible start's count is within 5 sigma of uniform, and no start outside
+      [0, n - block_size - 1] was drawn.
+    Computed here, in the judge: nothing the worker says is a fact until the judge reads it.
+    """
+
+    def facts(batches):
+        offsets = torch.arange(block_size)  # (T,)
+        rows_ok = shift_ok = isinstance(batches, list) and bool(batches)
+        starts = []
+        for pair in batches if isinstance(batches, list) else []:
+            if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(t, torch.Tensor) for t in pair)
+                    and all(tuple(t.shape) == (batch_size, block_size) for t in pair)):
+                rows_ok = shift_ok = False
+                break
+            x, y = pair  # (B, T) each
+            ix = x[:, 0].long()  # (B,)
+            rows_ok = rows_ok and bool((x == ix[:, None] + offsets[None, :]).all())
+            shift_ok = shift_ok and bool((y == x + 1).all())
+            starts.append(ix)
+        if not starts or not rows_ok:
+            return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "min_start": None,
+                    "max_start": None, "uniform_within_5_sigma": False}
+        ix = torch.cat(starts)  # (n_batches * B,)
+        n_starts = n - block_size  # possible starts: 0 .. n - block_size - 1
+        inside = (ix >= 0) & (ix < n_starts)
+        counts = torch.bincount(ix[inside], minlength=n_starts).double()  # (n_starts,)
+        p = 1.0 / n_starts
+        total = ix.numel()
+        sigma = math.sqrt(total * p * (1 - p))
+        uniform = bool(inside.all()) and bool(((counts - total * p).abs() <= 5 * sigma).all())
+        return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "min_start": int(ix.min()),
+                "max_start": int(ix.max()), "uniform_within_5_sigma": uniform}
+
+    return facts
+
+
 @pytest.mark.points(2)
 def test_start_indices_uniform(student, reference):
     """起点均匀（±5σ），最大起点 len(data)-block_size-1 抽得到且不越界 | Uniform starts, bound reached, never exceeded"""
-    same(student, reference, probe("ex08.start_stats", 24, 8, 64, 250, 0),
-         label="16,000 starts on arange(24), block_size=8")
-    same(student, reference, probe("ex08.start_stats", 12, 3, 50, 100, 1),
-         label="5,000 starts on arange(12), block_size=3")
+    for (n, T, B, batches, seed), label in [((24, 8, 64, 250, 0), "16,000 starts on arange(24), block_size=8"),
+                                            ((12, 3, 50, 100, 1), "5,000 starts on arange(12), block_size=3")]:
+        facts = start_facts(n, T, B)
+        same(derived(student, facts), derived(reference, facts), probe("ex08.start_batches", n, T, B, batches, seed),
+             label=label)
 
 
 @pytest.mark.points(1)

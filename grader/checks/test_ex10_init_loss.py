@@ -5,7 +5,11 @@ import random
 
 import pytest
 
+import torch
+
 from grader.judge import Tol, call, check_value, probe, same
+from grader.judge.compare import kind
+from grader.judge.derived import derived
 
 pytestmark = pytest.mark.exercise("ex10")
 
@@ -59,19 +63,47 @@ def test_suspicious_cases(student, reference):
         same(student, reference, call("init_is_suspicious", *args, **kwargs))
 
 
+def init_facts(target: float, full: bool = True):
+    """From one observed small_init_ call (plain data), the facts the check is about.
+
+    sample mean ~ N(0, std²/n), sample std ~ N(std, std²/(2n)): within 5 sigma of those.
+    `full=False`: only the statistics (for the checks about the std argument).
+    """
+
+    def facts(run):
+        after, before = run.get("after"), run.get("before")
+        if not isinstance(after, torch.Tensor) or not isinstance(before, torch.Tensor) or after.shape != before.shape:
+            return {"malformed": kind(after)}
+        w = after.double()  # (V, V)
+        n = w.numel()
+        mean, sd = float(w.mean()), float(w.std())
+        band = 5 * target / math.sqrt(2 * n)
+        sd_kind = "zero" if sd == 0 else "too small" if sd < target - band else "too large" if sd > target + band else "ok"
+        stats = {"refilled": not torch.equal(after, before),
+                 "mean_within_5_sigma": abs(mean) <= 5 * target / math.sqrt(n), "std": sd_kind}
+        if not full:
+            return stats
+        return {"returns_none": run.get("returned") is None, "same_parameter": run.get("same_parameter") is True,
+                "requires_grad": run.get("requires_grad"), "shape": tuple(after.shape), **stats}
+
+    return facts
+
+
 @pytest.mark.points(2)
 def test_small_init_default(student, reference):
     """small_init_(emb)：原地、返回 None、N(0, 0.01²) | In place, returns None, N(0, 0.01²)"""
-    same(student, reference, probe("ex10.init_stats", 65), label="small_init_(nn.Embedding(65, 65))")
+    facts = init_facts(0.01)
+    same(derived(student, facts), derived(reference, facts), probe("ex10.init_run", 65),
+         label="small_init_(nn.Embedding(65, 65))")
 
 
 @pytest.mark.points(1)
 def test_small_init_std(student, reference):
     """std 参数生效 | The std argument is used"""
-    same(student, reference, probe("ex10.init_stats", 200, std=0.05, seed=1, full=False),
-         label="small_init_(nn.Embedding(200, 200), std=0.05)")
-    same(student, reference, probe("ex10.init_stats", 30, std=1.0, seed=2, full=False),
-         label="small_init_(nn.Embedding(30, 30), std=1.0)")
+    for V, std, seed in [(200, 0.05, 1), (30, 1.0, 2)]:
+        facts = init_facts(std, full=False)
+        same(derived(student, facts), derived(reference, facts), probe("ex10.init_run", V, std=std, seed=seed),
+             label=f"small_init_(nn.Embedding({V}, {V}), std={std})")
 
 
 @pytest.mark.points(2)

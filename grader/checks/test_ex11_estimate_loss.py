@@ -6,8 +6,11 @@ many batches each split got, in which mode, and whether gradients were recorded.
 """
 
 import pytest
+import torch
 
 from grader.judge import Tol, check_value, probe, same
+from grader.judge.compare import kind
+from grader.judge.derived import derived
 
 pytestmark = pytest.mark.exercise("ex11")
 
@@ -51,46 +54,119 @@ def test_global_generator(student, reference):
          label="torch.manual_seed(…); estimate_loss(model, {train, val}, 8, 4, 10)")
 
 
+# ---- facts the judge derives from one observed call (probe "ex11.run") --------------------------
+# The worker reports the returned value, each forward call's record and the mode after; what
+# those mean is decided here, the same way for the student, the reference and every mistake.
+
+K = 16  # ids per split (grader/probes/ex11.py): split i holds ids [K i, K i + K)
+
+
+def _calls(run):
+    return [c for c in run["calls"] if isinstance(c, dict)] if isinstance(run, dict) and isinstance(run.get("calls"), list) else []
+
+
+def _split_of(entry) -> int:
+    first = entry.get("first_id")
+    return int(first) // K if isinstance(first, torch.Tensor) and first.dim() == 0 else -1
+
+
+def result_form(run):
+    """The returned object's type, its keys in order, and each value's type name."""
+    result = run.get("result") if isinstance(run, dict) else None
+    if not isinstance(result, dict):
+        return {"type": kind(result), "keys": None, "value_types": None}
+    return {"type": "dict", "keys": [str(k) for k in result], "value_types": [kind(v) for v in result.values()]}
+
+
+def batches_per_split(names):
+    def facts(run):
+        counts = {name: 0 for name in names}
+        for entry in _calls(run):
+            split = _split_of(entry)
+            if 0 <= split < len(names):
+                counts[names[split]] += 1
+        return counts
+
+    return facts
+
+
+def mean_of_seen_batches(names):
+    def facts(run):
+        result = run.get("result") if isinstance(run, dict) else None
+        out = {}
+        for i, name in enumerate(names):
+            seen = [float(e["loss"]) for e in _calls(run) if _split_of(e) == i and isinstance(e.get("loss"), torch.Tensor)]
+            returned = result.get(name) if isinstance(result, dict) else None
+            out[name] = {"returned": returned if type(returned) is float else None,
+                         "mean_seen": sum(seen) / len(seen) if seen else None}
+        return out
+
+    return facts
+
+
+def grad_recorded(run):
+    """Whether any forward call ran with gradient recording on."""
+    return any(e.get("grad") is True for e in _calls(run))
+
+
+def modes_during(run):
+    """The distinct values of model.training seen by the forward calls, sorted."""
+    return sorted({e.get("training") for e in _calls(run) if isinstance(e.get("training"), bool)})
+
+
+def mode_after(run):
+    return run.get("training_after") if isinstance(run, dict) else None
+
+
+def _names(case):
+    return list(case.get("names", ("train", "val")))
+
+
 @pytest.mark.points(1)
 def test_result_form(student, reference):
     """返回 dict，键按 splits 的顺序，值是 Python float | A dict in the splits' order, Python floats"""
     for case in (CASES[2], CASES[3]):
-        same(student, reference, probe("ex11.result_form", **case), label=_label("type, keys, value types", case))
+        same(derived(student, result_form), derived(reference, result_form), probe("ex11.run", **case),
+             label=_label("type, keys, value types", case))
 
 
 @pytest.mark.points(2)
 def test_mean_of_eval_iters_batches(student, reference):
     """每个 split 恰好 eval_iters 个 batch，返回它们 loss 的平均 | eval_iters batches per split, their mean"""
     for case in CASES[:4]:
-        same(student, reference, probe("ex11.batches_per_split", **case), label=_label("batches per split", case))
+        facts = batches_per_split(_names(case))
+        same(derived(student, facts), derived(reference, facts), probe("ex11.run", **case),
+             label=_label("batches per split", case))
     for case in CASES[1:4]:
-        same(student, reference, probe("ex11.mean_of_seen_batches", **case),
+        facts = mean_of_seen_batches(_names(case))
+        same(derived(student, facts), derived(reference, facts), probe("ex11.run", **case),
              label=_label("returned vs mean of the batches' losses", case))
 
 
 @pytest.mark.points(1)
 def test_no_grad(student, reference):
     """评估时不记录梯度 | No gradients are recorded"""
-    same(student, reference, probe("ex11.grad_recorded", **CASES[0]), label=_label("grad recorded", CASES[0]))
+    same(derived(student, grad_recorded), derived(reference, grad_recorded), probe("ex11.run", **CASES[0]),
+         label=_label("grad recorded", CASES[0]))
 
 
 @pytest.mark.points(1)
 def test_eval_mode_during(student, reference):
     """评估期间模型在 eval 模式 | The model is in eval mode during the estimate"""
     for mode in ("train", "eval"):
-        same(student, reference, probe("ex11.modes_during", seed=6, mode=mode),
+        same(derived(student, modes_during), derived(reference, modes_during), probe("ex11.run", seed=6, mode=mode),
              label=f"model.training during the call (model.{mode}() before)")
 
 
 @pytest.mark.points(1)
 def test_train_mode_restored(student, reference):
     """调用前是 train，结束后回到 train | A model in train mode is back in train mode"""
-    same(student, reference, probe("ex11.mode_after", seed=7, mode="train"),
+    same(derived(student, mode_after), derived(reference, mode_after), probe("ex11.run", seed=7, mode="train"),
          label="model.training after the call (model.train() before)")
 
 
 @pytest.mark.points(1)
 def test_eval_mode_kept(student, reference):
     """调用前是 eval，结束后仍是 eval | A model in eval mode stays in eval mode"""
-    same(student, reference, probe("ex11.mode_after", seed=8, mode="eval"),
+    same(derived(student, mode_after), derived(reference, mode_after), probe("ex11.run", seed=8, mode="eval"),
          label="model.training after the call (model.eval() before)")

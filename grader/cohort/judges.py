@@ -98,7 +98,7 @@ class Judge:
             from grader.model.results import ExerciseResult
 
             results = [ExerciseResult(self.course.exercise(e), plugin.results.get(e, [])) for e in self.ids]
-        result = _stable(as_json_dict(results, self.lang))
+        result = _stable(as_json_dict(results, self.lang, instructor=True))  # the instructor's file: both views
         for fmt in self.formats:
             from grader.model.files import atomic_write
             from grader.report.render import render

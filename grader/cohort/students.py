@@ -105,6 +105,17 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
+def _links_into_the_kit(entry: os.DirEntry) -> bool:
+    """A student folder that is a link to the kit (its solutions/) or into /proc (/proc/self/cwd)."""
+    if not entry.is_symlink():
+        return False
+    from grader.model.paths import KIT_ROOT
+
+    real = os.path.realpath(entry.path)
+    kit = os.path.realpath(KIT_ROOT)
+    return real == kit or real.startswith(kit + os.sep) or os.readlink(entry.path).startswith("/proc")
+
+
 def is_nbgrader_dir(root: Path) -> bool:
     """`submitted/<student>/<assignment>/*.ipynb` (root may be the course folder or submitted/)."""
     root = root / "submitted" if (root / "submitted").is_dir() else root
@@ -128,7 +139,9 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
             continue
         key = student_key(entry.name)
         target = Path(staged) / key
-        if nbgrader:
+        if _links_into_the_kit(entry):  # grader.sandbox.intake: the kit's files are never a submission
+            files, problems = {}, [{"file": display_name(entry.name), "reason": "link"}]
+        elif nbgrader:
             files, problems = _notebook_files(Path(entry.path), course)
         else:
             files, problems = _source_files(_exercise_folder(Path(entry.path)))

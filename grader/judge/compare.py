@@ -86,7 +86,7 @@ def _fmt_number(x) -> str:
 
 def kind(value) -> str:
     if isinstance(value, torch.Tensor):
-        return "Tensor"
+        return "0-dim Tensor" if value.dim() == 0 else "Tensor"
     if isinstance(value, dict) and "__unsupported__" in value and len(value) == 1:
         return str(value["__unsupported__"])
     return type(value).__name__
@@ -106,7 +106,7 @@ def compare(expected, got, tol: Tol | None = None, *, dtype: bool = True, path: 
     if isinstance(expected, (int, float)):
         return _compare_number(expected, got, tol, where)
     if isinstance(expected, (list, tuple)):
-        if not isinstance(got, (list, tuple)):
+        if type(got) is not type(expected):  # the contract pins list or tuple: a tuple is not a list
             return _kind_mismatch(expected, got, where)
         if len(got) != len(expected):
             return Mismatch(f"长度不同{where}：期望 {len(expected)}，得到 {len(got)}",
@@ -132,23 +132,47 @@ def compare(expected, got, tol: Tol | None = None, *, dtype: bool = True, path: 
     return None if expected == got else Mismatch(f"值不同{where}", f"value differs{where}")
 
 
+def how_to_get(expected, got) -> tuple[str, str]:
+    """How to turn what came back into the type the contract states, or ("", "").
+
+    >>> how_to_get(2.44, torch.tensor(2.44))
+    ('（用 .item() 得到 Python 数）', ' (use .item() for a Python number)')
+    >>> how_to_get([1, 2], (1, 2))
+    ('（用 list(...)）', ' (use list(...))')
+    """
+    want, have = kind(expected), kind(got)
+    if isinstance(got, torch.Tensor) and got.dim() == 0 and isinstance(expected, (int, float)):
+        return "（用 .item() 得到 Python 数）", " (use .item() for a Python number)"
+    if isinstance(got, torch.Tensor) and isinstance(expected, (list, tuple)):
+        return ("（用 .tolist()）", " (use .tolist())") if want == "list" else ("（用 tuple(...)）", " (use tuple(...))")
+    if want in ("list", "tuple") and have in ("list", "tuple"):
+        return f"（用 {want}(...)）", f" (use {want}(...))"
+    if want == "int" and have not in ("list", "tuple", "dict", "str", "NoneType"):
+        return "（用 int(...)）", " (use int(...))"
+    if want == "float" and have not in ("list", "tuple", "dict", "str", "NoneType"):
+        return "（用 float(...)）", " (use float(...))"
+    return "", ""
+
+
 def _kind_mismatch(expected, got, where: str) -> Mismatch:
-    return Mismatch(f"类型不同{where}：期望 {kind(expected)}，得到 {kind(got)}",
-                    f"type differs{where}: expected {kind(expected)}, got {kind(got)}")
+    zh_hint, en_hint = how_to_get(expected, got)
+    return Mismatch(f"类型不同{where}：期望 {kind(expected)}，得到 {kind(got)}{zh_hint}",
+                    f"type differs{where}: expected {kind(expected)}, got {kind(got)}{en_hint}")
 
 
 def _compare_number(expected, got, tol: Tol, where: str) -> Mismatch | None:
-    if isinstance(got, torch.Tensor) and got.dim() == 0 and not isinstance(expected, bool):
-        got = got.item()  # a 0-dim tensor where the contract says "a number" is accepted
+    # A 0-dim tensor where the contract says "a number" is not a number (docs/EXERCISES.md
+    # pins the types): it fails with the way to get one (.item()).
     if isinstance(expected, int):
         if type(got) is int and got == expected:
             return None
         if type(got) is not int:
             return _kind_mismatch(expected, got, where) if not isinstance(got, float) or got != expected else \
-                Mismatch(f"类型不同{where}：期望 int，得到 float {got}", f"type differs{where}: expected int, got float {got}")
+                Mismatch(f"类型不同{where}：期望 int，得到 float {got}（用 int(...)）",
+                         f"type differs{where}: expected int, got float {got} (use int(...))")
         return Mismatch(f"值不同{where}：期望 {short(expected)}，得到 {short(got)}",
                         f"value differs{where}: expected {short(expected)}, got {short(got)}")
-    if not isinstance(got, (int, float)) or isinstance(got, bool):
+    if type(got) not in (int, float):  # an int where a float is asked is still the number
         return _kind_mismatch(expected, got, where)
     if math.isnan(expected) and math.isnan(got):
         return None

@@ -122,8 +122,8 @@ def diagnose(student, reference) -> dict | None:
 
 def _observe(student, a_call: Call, tol: Tol, dtype: bool, expected: Observation | None) -> Observation:
     """Observe on the student, keeping how the call is compared (for the diagnosis)."""
-    if isinstance(student, StudentView):
-        return student.observe(a_call, tol=tol, dtype=dtype, expected=expected)
+    if isinstance(student, StudentView) or isinstance(getattr(student, "view", None), StudentView):
+        return student.observe(a_call, tol=tol, dtype=dtype, expected=expected)  # (a derived view too)
     return student.observe(a_call)
 
 

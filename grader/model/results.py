@@ -85,6 +85,9 @@ class Finding:
     # report, kept for instructors' and CI formats that ask for it. The fix of a diagnosed
     # mistake is `diagnosis["fix"]`, likewise.
     answer: str | None = None
+    # A hidden check's failure as a student may see it (grader.judge.hiding, made by the judge
+    # from the observations): {"expected": shape, "got": shape, "zh": why, "en": why}.
+    hidden_view: dict | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)

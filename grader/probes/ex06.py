@@ -20,7 +20,7 @@ def vocab_facts(mod, path):
     tok = mod.CharTokenizer(read_corpus(path))
     chars = _chars_of(tok)
     return {
-        "vocab_size": int(tok.vocab_size),
+        "vocab_size": tok.vocab_size,  # as returned: the contract's int, judged by the judge
         "len_chars": len(chars),
         "id0": tok.itos[0],
         "id1": tok.itos[1],
@@ -29,9 +29,9 @@ def vocab_facts(mod, path):
 
 
 def encode_corpus(mod, path, s):
-    """encode(s) with the tokenizer built on the corpus, as a list of ints."""
+    """encode(s) with the tokenizer built on the corpus, as returned (the contract: a list of ints)."""
     tok = mod.CharTokenizer(read_corpus(path))
-    return [int(i) for i in tok.encode(s)]
+    return tok.encode(s)
 
 
 def decode_corpus(mod, path, ids, as_tensor=False):
@@ -56,8 +56,8 @@ def tables(mod, text):
     chars = _chars_of(tok)
     return {
         "chars": chars,
-        "vocab_size": int(tok.vocab_size),
-        "stoi": {c: int(tok.stoi[c]) for c in sorted(set(text))},
+        "vocab_size": tok.vocab_size,
+        "stoi": {c: tok.stoi[c] for c in sorted(set(text))},
         "itos": [_itos_at(tok.itos, i) for i in range(len(set(text)))],
     }
 

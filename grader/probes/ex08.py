@@ -1,6 +1,4 @@
-"""Probes for ex08 (get_batch): batches for seeded generators, and start-index statistics."""
-
-import math
+"""Probes for ex08 (get_batch): batches for seeded generators, as returned (the judge derives the statistics)."""
 
 import torch
 
@@ -20,11 +18,11 @@ def batch_global(mod, data, block_size, batch_size, seed):
 
 
 def draws_once(mod, data, block_size, batch_size, seed):
-    """What the generator gives AFTER get_batch: equal to the reference's iff get_batch
-    drew exactly what the one randint call draws."""
+    """The generator's state AFTER get_batch (read with the class's own method, nothing drawn):
+    equal to the reference's iff get_batch drew exactly what the one randint call draws."""
     g = torch.Generator().manual_seed(seed)
     mod.get_batch(data, block_size, batch_size, generator=g)
-    return torch.randint(1_000_000, (4,), generator=g)
+    return torch.Generator.get_state(g)  # (5056,) uint8: the generator's state, read without drawing
 
 
 def layout(mod, n, block_size, batch_size, seed):
@@ -42,55 +40,16 @@ def layout(mod, n, block_size, batch_size, seed):
     }
 
 
-def start_stats(mod, n, block_size, batch_size, n_batches, seed):
-    """Many batches on data = arange(n), so x[:, 0] is the start index ix.
+def start_batches(mod, n, block_size, batch_size, n_batches, seed):
+    """Many batches on data = arange(n), one generator throughout: [(x, y), …] as returned.
 
-    Returns facts, not counts, so every correct sampler gives the same answer:
-    - each row of x is a slice of consecutive ids and y = x + 1 (the shift);
-    - the smallest and largest start drawn (0 and n - block_size - 1 expected);
-    - whether every possible start's count is within 5 sigma of uniform, and no start
-      outside [0, n - block_size - 1] was drawn.
+    On arange(n), x[:, 0] is the start index ix; the judge reads the facts from these
+    batches (grader/checks/test_ex08_get_batch.py, `start_facts`): rows are slices, y = x + 1,
+    the smallest and largest start, uniform within 5 sigma.
     """
     g = torch.Generator().manual_seed(seed)
     data = torch.arange(n, dtype=torch.long)  # (N,)
-    starts = []
-    rows_ok = True
-    shift_ok = True
-    offsets = torch.arange(block_size)  # (T,)
-    for _ in range(n_batches):
-        x, y = mod.get_batch(data, block_size, batch_size, generator=g)  # (B, T)
-        x = torch.as_tensor(x)
-        y = torch.as_tensor(y)
-        if tuple(x.shape) != (batch_size, block_size) or tuple(y.shape) != (batch_size, block_size):
-            rows_ok = False
-            shift_ok = False
-            break
-        ix = x[:, 0]  # (B,)
-        rows_ok = rows_ok and bool((x == ix[:, None] + offsets[None, :]).all())
-        shift_ok = shift_ok and bool((y == x + 1).all())
-        starts.append(ix.long())
-    if not starts:  # the shapes say how they are wrong (B and T swapped, one id too many, …)
-        return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "min_start": None,
-                "max_start": None, "uniform_within_5_sigma": False,
-                "shapes": (tuple(x.shape), tuple(y.shape))}
-    ix = torch.cat(starts)  # (n_batches * B,)
-    n_starts = n - block_size  # possible starts: 0 .. n - block_size - 1
-    total = ix.numel()
-    counts = torch.bincount(ix.clamp(min=0), minlength=n)  # (n,)
-    p = 1.0 / n_starts
-    sigma = math.sqrt(total * p * (1 - p))
-    expected = total * p
-    inside = counts[:n_starts].double()
-    uniform = bool(((inside - expected).abs() <= 5 * sigma).all()) and int(counts[n_starts:].sum()) == 0 \
-        and int(ix.min()) >= 0
-    return {
-        "rows_are_slices": rows_ok,
-        "y_is_x_plus_1": shift_ok,
-        "shapes": ((batch_size, block_size), (batch_size, block_size)),
-        "min_start": int(ix.min()),
-        "max_start": int(ix.max()),
-        "uniform_within_5_sigma": uniform,
-    }
+    return [mod.get_batch(data, block_size, batch_size, generator=g) for _ in range(n_batches)]
 
 
 def pairs_from_batch(mod, data, block_size, batch_size, seed):

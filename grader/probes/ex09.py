@@ -44,7 +44,7 @@ def forward(mod, vocab_size, idx, targets=None, wseed=0):
         logits = logits.view(B, T, vocab_size)  # (B, T, V)
     if isinstance(loss, torch.Tensor):
         loss = loss.detach()
-    return {"logits": logits.detach(), "loss": None if loss is None else float(loss)}
+    return {"logits": logits.detach(), "loss": loss}
 
 
 def loss_gradient(mod, vocab_size, idx, targets, wseed=0):
@@ -91,7 +91,7 @@ def flat_rows(mod, B, T, C, seed=0):
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(B, T, C, generator=g)  # (B, T, C)
     flat = x.view(B * T, C)  # (B*T, C)
-    rows = [[int(mod.flat_index(b, t, T)) for t in range(T)] for b in range(B)]
-    ok = all(torch.equal(flat[rows[b][t]], x[b, t]) for b in range(B) for t in range(T)
-             if 0 <= rows[b][t] < B * T)
+    rows = [[mod.flat_index(b, t, T) for t in range(T)] for b in range(B)]  # as returned: ints, the contract says
+    ok = all(type(r) is int for row in rows for r in row) and \
+        all(torch.equal(flat[rows[b][t]], x[b, t]) for b in range(B) for t in range(T) if 0 <= rows[b][t] < B * T)
     return {"rows": rows, "rows_hold_positions": ok}

@@ -14,7 +14,6 @@ generator of the process is left as it was.
 from __future__ import annotations
 
 import contextlib
-import functools
 
 import torch
 
@@ -59,25 +58,24 @@ def swapped(mod, fn_name: str, **names):
                 space[key] = old
 
 
-@functools.lru_cache(maxsize=None)
-def _recorder_class():
-    """The correct bigram model (grader.pieces), logging every forward call; made on first use,
-    so that the piece is imported only in the workers of the exercises that build on it."""
+def _recorder_class(log: list):
+    """The correct bigram model (grader.pieces), logging every forward call into `log`.
+
+    Made per run (the piece is imported only in the workers of the exercises that build on
+    it), and the log is a closure, not an attribute of the model the student is handed:
+    `model.log.clear()` has nothing to clear.
+    """
 
     class Recorder(piece("BigramLanguageModel")):
         """The correct bigram model, logging every forward call."""
 
-        def __init__(self, vocab_size):
-            super().__init__(vocab_size)
-            self.log = []
-
         def forward(self, idx, targets=None):
             logits, loss = super().forward(idx, targets)  # (B, T, C), ()
-            self.log.append({
-                "split": int(idx.reshape(-1)[0]) // K,
+            log.append({
+                "first_id": idx.detach().reshape(-1)[0].clone(),  # 0-dim: split i holds ids [K i, K i + K)
                 "training": self.training,
                 "grad": torch.is_grad_enabled(),
-                "loss": None if loss is None else float(loss.detach()),
+                "loss": None if loss is None else loss.detach().clone(),
                 "shape": tuple(idx.shape),
             })
             return logits, loss
@@ -87,18 +85,19 @@ def _recorder_class():
 
 def _run(mod, seed=0, names=("train", "val"), lengths=(300, 120), block_size=8, batch_size=4,
          eval_iters=10, mode="train", use_generator=True):
-    """Call the student's estimate_loss once; return (result, model, splits names)."""
+    """Call the student's estimate_loss once; return (result, the forward log, model.training after)."""
     estimate = _attribute(mod, "estimate_loss")
+    log: list = []
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = _recorder_class()(K * len(names))
+        model = _recorder_class(log)(K * len(names))
         splits = {name: torch.randint(K * i, K * (i + 1), (n,)) for i, (name, n) in enumerate(zip(names, lengths))}
         model.train(mode == "train")
         torch.manual_seed(seed + 1000)  # the global generator, for calls without one
         kwargs = {"generator": torch.Generator().manual_seed(seed + 1)} if use_generator else {}
         with swapped(mod, "estimate_loss", get_batch=piece("get_batch")):
             result = estimate(model, splits, block_size, batch_size, eval_iters, **kwargs)
-    return result, model, list(names)
+    return result, log, torch.nn.Module.__getattribute__(model, "training")
 
 
 def values(mod, **params):
@@ -107,52 +106,15 @@ def values(mod, **params):
     return result
 
 
-def result_form(mod, **params):
-    """The returned object's type, its keys in order, and each value's type name."""
-    result, _, _ = _run(mod, **params)
-    if not isinstance(result, dict):
-        return {"type": type(result).__name__, "keys": None, "value_types": None}
-    return {"type": "dict", "keys": [str(k) for k in result],
-            "value_types": [type(v).__name__ for v in result.values()]}
+def run(mod, **params):
+    """One call, as observed: what it returned, every forward call's record, the mode after.
 
-
-def batches_per_split(mod, **params):
-    """How many batches the model saw from each split, by name."""
-    _, model, names = _run(mod, **params)
-    counts = {name: 0 for name in names}
-    for entry in model.log:
-        counts[names[entry["split"]]] += 1
-    return counts
-
-
-def mean_of_seen_batches(mod, **params):
-    """Per split: the value returned, and the mean of the losses of the batches the model saw."""
-    result, model, names = _run(mod, **params)
-    out = {}
-    for i, name in enumerate(names):
-        seen = [e["loss"] for e in model.log if e["split"] == i and e["loss"] is not None]
-        returned = result.get(name) if isinstance(result, dict) else None
-        out[name] = {"returned": None if returned is None else float(returned),
-                     "mean_seen": sum(seen) / len(seen) if seen else None}
-    return out
-
-
-def grad_recorded(mod, **params):
-    """Whether any forward call ran with gradient recording on."""
-    _, model, _ = _run(mod, **params)
-    return any(e["grad"] for e in model.log)
-
-
-def modes_during(mod, **params):
-    """The distinct values of model.training seen by the forward calls, sorted."""
-    _, model, _ = _run(mod, **params)
-    return sorted({e["training"] for e in model.log})
-
-
-def mode_after(mod, **params):
-    """model.training after the call."""
-    _, model, _ = _run(mod, **params)
-    return bool(model.training)
+    `{"result": …, "calls": [{"first_id", "training", "grad", "loss", "shape"}, …],
+    "training_after": bool}`. The facts (batches per split, their mean, grad or mode during
+    the call) are the judge's to derive (grader/checks/test_ex11_estimate_loss.py).
+    """
+    result, log, training = _run(mod, **params)
+    return {"result": result, "calls": log, "training_after": training}
 
 
 def lesson_step0(mod, corpus_path):

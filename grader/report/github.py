@@ -7,6 +7,7 @@ against what came back. Cells are escaped so that a title cannot break the table
 from __future__ import annotations
 
 from grader.model.results import ExerciseResult
+from grader.report.review import reasons_of, reasons_text
 from grader.report.text import check_message
 
 
@@ -21,6 +22,9 @@ def render_github(results: list[ExerciseResult], lang: str = "zh") -> str:
     score = sum(r.score for r in results)
     max_score = sum(r.max_score for r in results)
     lines = [f"## {'Grade' if en else '评分'}: {score}/{max_score}", ""]
+    reasons = reasons_of(results)
+    if reasons:
+        lines += [f"> ⚑ **{_md(reasons_text(reasons, lang))}**", ""]
     lines += ["| | " + (" | ".join(["exercise", "title", "score"]) if en else "练习 | 标题 | 得分") + " |",
               "|---|---|---|---|"]
     for r in results:

@@ -17,6 +17,7 @@ import json
 
 from grader.model.results import ExerciseResult
 from grader.report.details import check_numbers, failure_text
+from grader.report.review import reasons_of, reasons_text
 
 HIDDEN_VISIBILITY = "after_published"
 HIDDEN_CHOICES = ("after_published", "hidden")
@@ -50,6 +51,8 @@ def gradescope_dict(results: list[ExerciseResult], lang: str = "zh", *,
                 "visibility": "visible" if check.public else hidden_visibility,
             })
     lines = [f"{r.exercise.id}  {r.exercise.title(lang)}: {r.score}/{r.max_score}" for r in results]
+    if reasons_of(results):
+        lines.insert(0, "⚑ " + reasons_text(reasons_of(results), lang))
     return {
         "score": sum(r.score for r in results),
         "max_score": sum(r.max_score for r in results),

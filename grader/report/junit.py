@@ -14,6 +14,7 @@ import xml.etree.ElementTree as ET
 
 from grader.model.results import ExerciseResult
 from grader.report.details import failure_text, is_error, xml_text
+from grader.report.review import reasons_text
 from grader.report.text import check_message
 
 
@@ -57,9 +58,13 @@ def render_junit(results: list[ExerciseResult], lang: str = "zh") -> str:
         for key, value in (("exercise", ex.id), ("section", ex.section), ("score", result.score),
                            ("max_score", result.max_score)):
             ET.SubElement(props, "property", name=key, value=xml_text(value))
+        if result.review:
+            ET.SubElement(props, "property", name="review", value=xml_text(reasons_text(result.review, lang)))
         counts = {"passed": 0, "failure": 0, "error": 0, "skipped": 0}
         for check in result.checks:
             counts[_case(suite, result, check, lang)] += 1
+        if result.review:  # after the testcases, as junit-10.xsd orders a suite's children
+            ET.SubElement(suite, "system-out").text = xml_text(reasons_text(result.review, lang, limit=40))
         seconds = sum(c.seconds for c in result.checks)
         suite.set("tests", str(len(result.checks)))
         suite.set("failures", str(counts["failure"]))

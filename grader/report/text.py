@@ -46,6 +46,10 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
         ex = result.exercise
         header = f"{ex.id}  {ex.title(lang)}"
         lines.append(style(pad(header, 66) + f"{result.score}/{result.max_score}", bold=True))
+        if result.review:
+            from grader.report.review import reasons_text
+
+            lines.append("  ⚑ " + reasons_text(result.review, lang, limit=6))
         if result.status == "not_implemented":
             lines.append("  " + say("not_implemented_line", lang, file=f"exercises/{ex.file}", id=ex.id))
             continue

@@ -41,6 +41,7 @@ class GradingSession:
         self.in_process = in_process or {}  # exercise id -> module, for trusted variants
         self.only_checks = only_checks
         self._subjects: dict[str, object] = {}
+        self.tampered: dict[str, list[str]] = {}  # exercise id -> what its worker's guard saw changed
         self.clocks = SubmissionClock(course)  # per check, per exercise, per submission (run/budgets)
 
     def wants(self, exercise_id: str, check_name: str, public: bool) -> bool:
@@ -77,9 +78,24 @@ class GradingSession:
             self._on_progress(event, item, result)
 
     def close(self) -> None:
-        for subject in self._subjects.values():
+        for exercise_id, subject in self._subjects.items():
+            if getattr(subject, "tampered", None):
+                self.tampered[exercise_id] = list(subject.tampered)
             subject.close()
         self._subjects.clear()
+
+    def exercise_results(self, by_exercise: dict) -> list[ExerciseResult]:
+        """The results in course order, with the guard's and the scan's verdicts applied
+        (grader.judge.integrity): a tampered exercise scores 0, a flagged one carries a review mark."""
+        from grader.judge.integrity import apply_integrity
+        from grader.judge.scan import scan_folder
+
+        results = [ExerciseResult(self.course.exercise(e), by_exercise.get(e, [])) for e in self.exercise_ids]
+        reviews = {}
+        if self.submission is not None:
+            graded = {e: self.course.exercise(e).module for e in self.exercise_ids if e not in self.in_process}
+            reviews = scan_folder(self.submission, graded)
+        return apply_integrity(results, self.tampered, reviews)
 
 
 class _Untimed:
@@ -122,4 +138,4 @@ def run_checks(session: GradingSession) -> list[ExerciseResult]:
         raise RuntimeError(f"pytest could not run the checks (exit {int(code)})")
     if plugin.collection_errors:
         raise RuntimeError("checks could not be collected:\n" + "\n".join(plugin.collection_errors))
-    return [ExerciseResult(session.course.exercise(e), plugin.results.get(e, [])) for e in session.exercise_ids]
+    return session.exercise_results(plugin.results)

@@ -32,16 +32,19 @@ import sys
 from pathlib import Path
 from grader.model.paths import KIT_ROOT, PACKAGE_DIR
 import grader.sandbox.intake as intake
+import grader.sandbox.pidns as pidns
 from grader.sandbox.limits import FILE_SIZE_CAP
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
+MS_NOEXEC = 8
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
@@ -235,11 +238,26 @@ def _hide(paths: list[str], report: dict) -> None:
     report["hidden"] = hidden
 
 
+def _unshare(flags: int, report: dict) -> None:
+    """unshare(flags), with a new PID namespace too where the kernel allows it."""
+    try:
+        _call("unshare", flags | CLONE_NEWPID)
+        report["pid_namespace"] = "pending"  # the next child is its pid 1 (grader.sandbox.pidns)
+    except OSError:
+        _call("unshare", flags)
+        report["pid_namespace"] = False
+
+
+def _become_init(report: dict, keep: set[int], mount_proc: bool) -> None:
+    pidns.become_init(report, keep, mount_proc=(lambda: _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC))
+                      if mount_proc else None, on_parent=_pdeathsig)
+
+
 def _user_namespace(report: dict) -> bool:
     """As a user: a user namespace where we may build the same mount and network fences."""
     uid, gid = os.getuid(), os.getgid()
     try:
-        _call("unshare", CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+        _unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS, report)
     except OSError as err:
         try:
             _call("unshare", CLONE_NEWUSER | CLONE_NEWNET)
@@ -329,13 +347,15 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     namespaced = False
     if privileged:
         try:
-            _call("unshare", CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)
+            _unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS, report)
             namespaced = True
             report["network"] = "network namespace (no interfaces)"
         except OSError as err:
             report["network"] = f"not isolated ({err.strerror})"
     else:
         namespaced = _user_namespace(report)
+    if report.get("pid_namespace") == "pending":
+        _become_init(report, set(keep_fds or ()), mount_proc=namespaced)
     new_folder, workdir = folder, None
     if namespaced:
         try:

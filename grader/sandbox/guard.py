@@ -70,7 +70,8 @@ def _torch_namespaces():
     import torch
     import torch.nn.functional as F
 
-    spaces = {"torch": torch, "torch.nn.functional": F, "torch.Tensor": torch.Tensor,
+    spaces = {"torch": _Some(torch, _TORCH_NAMES), "torch.nn.functional": F, "torch.Tensor": torch.Tensor,
+              "torch.Generator": torch.Generator,
               "torch.nn.Module": torch.nn.Module, "torch.special": torch.special, "torch._C._nn": torch._C._nn,
               "torch.nn.CrossEntropyLoss": torch.nn.CrossEntropyLoss, "torch.nn.NLLLoss": torch.nn.NLLLoss,
               "torch.random": torch.random, "torch.autograd.grad_mode": torch.autograd.grad_mode}
@@ -97,7 +98,28 @@ def _warm() -> None:
         plaincodec._tables()
 
 
+# Of torch's own namespace, what the observers call (a submission may rebind the rest, as the
+# old rng attack rebinds torch.randint: its own answers change, the judge compares them).
+_TORCH_NAMES = ("softmax", "log_softmax", "logsumexp", "is_grad_enabled", "set_grad_enabled", "no_grad",
+                "enable_grad", "inference_mode", "is_inference_mode_enabled", "manual_seed", "Generator", "equal",
+                "Tensor", "as_tensor", "tensor", "get_num_threads", "set_num_threads", "random", "nn", "special",
+                "_C", "autograd")
+
+
+class _Some:
+    """A namespace of which only some names are watched."""
+
+    def __init__(self, space, names):
+        self.space, self.names = space, names
+
+    def attrs(self) -> dict:
+        found = vars(self.space)
+        return {n: found[n] for n in self.names if n in found}
+
+
 def _attrs(space) -> dict:
+    if isinstance(space, _Some):
+        return space.attrs()
     try:
         return dict(vars(space))
     except TypeError:

@@ -36,14 +36,10 @@ def to_plain(value, _depth: int = 0):
         return tuple(int(d) for d in value)
     if isinstance(value, torch.dtype):
         return {"__dtype__": str(value)}
-    if isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if isinstance(value, str):
-        return str(value)
+    if isinstance(value, (bool, numbers.Number, str)):
+        # Not converted: an int64 of numpy, a float subclass, a str subclass is not the
+        # contract's int, float or str; the judge names the type (and says `int(...)`).
+        return {"__unsupported__": type(value).__name__}
     if isinstance(value, tuple):
         return tuple(to_plain(v, _depth + 1) for v in value)
     if isinstance(value, list):

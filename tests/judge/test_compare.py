@@ -30,11 +30,19 @@ def test_ints_are_exact_and_typed():
     assert compare(409_600_000, 409_600_000) is None
     assert compare(409_600_000, 409_600_001) is not None
     assert "type" in compare(3, "3").en
-    assert compare(2.44, torch.tensor(2.44)) is None  # a 0-dim tensor where a float is asked
+    # A 0-dim tensor is not the contract's float, a tuple not its list (issue 10): the message
+    # says how to get the right type.
+    assert ".item()" in compare(2.44, torch.tensor(2.44)).en
+    assert ".item()" in compare(7, torch.tensor(7)).en
+    assert "int(...)" in compare(7, 7.0).en
+    assert ".tolist()" in compare([1, 2], torch.tensor([1, 2])).en
+    assert "int64" in compare(3, {"__unsupported__": "int64"}).en  # a numpy int, named by the worker
 
 
 def test_sequences_and_dicts():
-    assert compare([1, 2], (1, 2)) is None
+    assert "use list(...)" in compare([1, 2], (1, 2)).en
+    assert "use tuple(...)" in compare(((97, 97), 256), [[97, 97], 256]).en
+    assert "use tuple(...)" in compare([((97, 97), 256)], [([97, 97], 256)]).en
     assert "length" in compare([1, 2], [1, 2, 3]).en
     assert "[1]" in compare({"a": [1, 2]}, {"a": [1, 3]}).en
     assert "missing" in compare({"a": 1}, {"b": 1}).en

@@ -1,0 +1,57 @@
+"""The worker as pid 1 of a PID namespace of its own: it can signal no process outside.
+
+`grader.sandbox.fence` unshares a new PID namespace with the others (as root; as a user,
+inside the user namespace, where the kernel allows unprivileged user namespaces) and calls
+`become_init`. Where neither holds (user namespaces disabled), the worker runs as the
+student's own uid in the grader's PID namespace and can signal the grader's processes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+
+def become_init(report: dict, keep: set[int], mount_proc=None, on_parent=None) -> None:
+    """Fork into the new PID namespace: the child, its pid 1, goes on as the worker.
+
+    After unshare(CLONE_NEWPID) this process stays where it was; its first child is pid 1 of
+    the new namespace. The student's code runs in that child, which sees no process outside
+    the namespace and so can signal none of them (the judge, the zygote, another worker):
+    `kill(pid)` names a process of its own namespace only. When it ends, the kernel kills
+    everything left in the namespace. This process holds nothing of the judge's (it closes the
+    socket, so the judge sees the child's end), waits, forwards SIGUSR1 (the judge's request
+    for a stack dump) and ends as the child ended. The judge's killpg reaches both: the child
+    keeps this process's group.
+    """
+    pid = os.fork()
+    if pid == 0:
+        report["pid_namespace"] = True
+        if mount_proc is not None:  # /proc of this namespace: /proc/<pid> of the judge is not there to read
+            try:
+                mount_proc()
+                report["proc"] = "private"
+            except OSError as err:
+                report.setdefault("errors", []).append(f"mount /proc: {err}")
+        return
+    for fd in keep:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    if on_parent is not None:
+        on_parent()  # PR_SET_PDEATHSIG: this process dies with the zygote, the child with this one
+    signal.signal(signal.SIGUSR1, lambda *_: os.kill(pid, signal.SIGUSR1))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            os._exit(1)
+    if os.WIFSIGNALED(status):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)

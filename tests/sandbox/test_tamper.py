@@ -1,0 +1,334 @@
+"""Issue 10, written the way a student who wants the points would write it.
+
+Every attack goes through the real command line (`grade batch`, `grade <ex> --submission`),
+as root here; the PID-namespace attack also as an ordinary user (uid 61999 in a private mount
+namespace that makes the interpreter reachable). Each one must earn nothing: the linked
+folders and files score 0 with "submission refused", the patched or walked observers score
+0 with "observers were changed", and every flagged file carries the review mark in the text
+report, results.json, grades.csv and the CI formats.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+KIT = Path(__file__).resolve().parents[2]
+GRADE = [str(Path(sys.executable).parent / "grade")]
+DATA = os.environ.get("GPT_COURSE_DATA", "/work/shared/datasets")
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fence is Linux's")
+
+
+def _grade(*args, cwd=KIT, timeout=600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"}
+    return subprocess.run([*GRADE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _write(folder: Path, name: str, code: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(textwrap.dedent(code), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- point 1: links
+
+def test_linked_folders_and_files_score_zero_in_batch(tmp_path):
+    """`exercises -> /proc/self/cwd/solutions`, an absolute link, a linked file, a FIFO, a linked student."""
+    cohort = tmp_path / "cohort"
+    (cohort / "cwdlink").mkdir(parents=True)
+    os.symlink("/proc/self/cwd/solutions", cohort / "cwdlink" / "exercises")
+    (cohort / "abslink").mkdir()
+    os.symlink(KIT / "solutions", cohort / "abslink" / "exercises")
+    (cohort / "filelink").mkdir()
+    os.symlink(KIT / "solutions" / "ex01_windows.py", cohort / "filelink" / "ex01_windows.py")
+    (cohort / "fifo").mkdir()
+    os.mkfifo(cohort / "fifo" / "ex01_windows.py")
+    os.symlink(KIT / "solutions", cohort / "wholelink")  # the student folder itself
+    out = tmp_path / "out"
+    run = _grade("batch", str(cohort), "--out", str(out), "--only", "ex01", "-j", "1", "--no-progress", timeout=900)
+    assert run.returncode in (0, 1), run.stderr[-2000:]
+    rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open(encoding="utf-8")) if r["student"] != "(max)"}
+    for name in ("cwdlink", "abslink", "filelink", "fifo"):
+        assert rows[name]["ex01"] == "0", (name, rows[name])
+    assert rows.get("wholelink", {"ex01": "0"})["ex01"] == "0"
+
+
+@pytest.mark.parametrize("layout", ["folder_link", "cwd_link", "deep_link", "fifo"])
+def test_submission_with_a_link_anywhere_is_refused(tmp_path, layout):
+    """`grade ex01 --submission`: a link or a special file anywhere refuses the whole folder."""
+    student = tmp_path / "student"
+    student.mkdir()
+    if layout == "folder_link":
+        os.symlink(KIT / "solutions", student / "exercises")
+        folder = student / "exercises"
+    elif layout == "cwd_link":
+        os.symlink("/proc/self/cwd/solutions", student / "exercises")
+        folder = student / "exercises"
+    else:
+        folder = student
+        shutil.copy(KIT / "exercises" / "ex01_windows.py", folder / "ex01_windows.py")
+        (folder / "data").mkdir()
+        if layout == "deep_link":
+            os.symlink(KIT / "solutions" / "ex01_windows.py", folder / "data" / "answer.py")
+        else:
+            os.mkfifo(folder / "data" / "pipe")
+    run = _grade("ex01", "--submission", str(folder))
+    assert run.returncode == 1
+    assert " 0/" in run.stdout.splitlines()[0]
+    assert "submission refused" in run.stdout
+    assert ("FIFO" if layout == "fifo" else "symbolic link") in run.stdout
+
+
+def test_linked_submission_scores_zero_with_grade_all_from_the_kit(tmp_path):
+    student = tmp_path / "student"
+    student.mkdir()
+    os.symlink("/proc/self/cwd/solutions", student / "exercises")
+    run = _grade("ex01", "--submission", str(student / "exercises"))
+    assert run.returncode == 1
+    assert " 0/" in run.stdout.splitlines()[0] and "submission refused" in run.stdout
+
+
+def test_intake_refuses_links_specials_and_size(tmp_path):
+    from grader.sandbox.intake import SubmissionRefused, read_submission
+
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "ex01_windows.py").write_text("X = 1\n")
+    assert read_submission(str(tmp_path / "ok")) == {"ex01_windows.py": b"X = 1\n"}
+    os.symlink(tmp_path / "ok", tmp_path / "via")
+    with pytest.raises(SubmissionRefused, match="via is a symbolic link"):
+        read_submission(str(tmp_path / "via"))  # a link on the way counts too
+    (tmp_path / "ok" / "big.py").write_bytes(b"#" * 2048)
+    with pytest.raises(SubmissionRefused, match="too large"):
+        read_submission(str(tmp_path / "ok"), {"max_file": 1024})
+
+
+# --------------------------------------------------------------------------- point 2: observers
+
+EX02_CHEAT = """
+    import torch
+    import torch.nn.functional as F
+    import contextlib
+    {reach}
+
+    @contextlib.contextmanager
+    def _noop(used):
+        yield
+
+    {patch}
+
+    def stable_softmax(logits):
+        return F.softmax(logits, dim=-1)
+
+    def nll(logits, label):
+        t = torch.as_tensor(logits, dtype=torch.float32)
+        return float(torch.logsumexp(t, -1) - t[label])
+
+    def masked_mean_nll(logits, labels, ignore_index=-100):
+        return F.cross_entropy(logits, labels, ignore_index=ignore_index)
+"""
+
+EX11_CHEAT = """
+    import torch
+    {reach}
+    from ex08_get_batch import get_batch
+
+    def _patch(p):
+        p.grad_recorded = lambda mod, **kw: False
+        p.modes_during = lambda mod, **kw: [False]
+        p.mode_after = lambda mod, seed=0, mode="train", **kw: mode == "train"
+
+    {patch}
+
+    def estimate_loss(model, splits, block_size, batch_size, eval_iters, generator=None):
+        {during}
+        out = {{}}
+        for name, data in splits.items():
+            losses = []
+            for _ in range(eval_iters):
+                x, y = get_batch(data, block_size, batch_size, generator=generator)
+                logits, loss = model(x, y)
+                losses.append(loss.item())
+            out[name] = sum(losses) / len(losses)
+        model.train()
+        return out
+"""
+
+ATTACKS = {
+    "ex02_by_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(reach="import grader.probes.ex02 as p",
+                                                                patch="p.forbidden_net = _noop")),
+    "ex02_by_sys_modules": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
+        reach="import sys", patch="try:\n        sys.modules['grader.probes.ex02'].forbidden_net = _noop\n    except Exception:\n        pass")),
+    "ex02_by_importlib": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
+        reach="import importlib", patch="try:\n        importlib.import_module('grader.probes.' + 'ex02').forbidden_net = _noop\n    except Exception:\n        pass")),
+    "ex02_by_grader_attribute": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
+        reach="import grader", patch="try:\n        grader.probes.ex02.forbidden_net = _noop\n    except Exception:\n        pass")),
+    "ex02_patch_torch_back": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
+        reach="_real = F.softmax", patch="F.max_pool1d = _real")),
+    "ex11_by_import": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
+        reach="import grader.probes.ex11 as p", patch="_patch(p)", during="pass")),
+    "ex11_by_gc": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
+        reach="import gc, types",
+        patch="try:\n        [_patch(o) for o in gc.get_objects() if isinstance(o, types.ModuleType) and o.__name__ == 'grader.probes.ex11']\n    except Exception:\n        pass",
+        during="pass")),
+    "ex11_by_frames": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
+        reach="import sys", patch="",
+        during="try:\n            f = sys._getframe(1)\n            while f is not None:\n                if 'grad_recorded' in f.f_globals:\n                    f.f_globals['grad_recorded'] = lambda mod, **kw: False\n                f = f.f_back\n        except Exception:\n            pass")),
+    "ex11_by_traceback_frame": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
+        reach="import sys", patch="",
+        during="try:\n            raise ValueError\n        except ValueError as e:\n            try:\n                e.__traceback__.tb_frame.f_back.f_globals['grad_recorded'] = lambda mod, **kw: False\n            except Exception:\n                pass")),
+    "ex11_by_import_hook": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
+        reach="import sys", patch="class _Finder:\n        def find_spec(self, *a, **k):\n            return None\n    sys.meta_path.insert(0, _Finder())",
+        during="pass")),
+}
+
+
+@pytest.fixture(scope="module")
+def tampered_cohort(tmp_path_factory):
+    """Every observer attack in one cohort, graded once by `grade batch` (ex02, ex11)."""
+    cohort = tmp_path_factory.mktemp("tamper") / "cohort"
+    for name, (_, file, code) in ATTACKS.items():
+        _write(cohort / name, file, code)
+        if file.startswith("ex11"):
+            shutil.copy(KIT / "solutions" / "ex08_get_batch.py", cohort / name / "ex08_get_batch.py")
+    out = cohort.parent / "out"
+    run = _grade("batch", str(cohort), "--out", str(out), "--only", "ex02", "--only", "ex11", "-j", "2",
+                 "--no-progress", "--format", "junit", "--format", "gradescope", "--format", "github", timeout=1200)
+    assert run.returncode in (0, 1), run.stderr[-3000:]
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(ATTACKS))
+def test_observer_attacks_score_zero(tampered_cohort, name):
+    exercise = ATTACKS[name][0]
+    rows = {r["student"]: r for r in csv.DictReader((tampered_cohort / "grades.csv").open(encoding="utf-8"))}
+    # Without the patch the same code scores 1/12 (ex02) and 9/12 (ex11); the attack must not
+    # add a point, and a detected one scores 0.
+    assert int(rows[name][exercise]) <= (1 if exercise == "ex02" else 9), rows[name]
+    book = json.loads((tampered_cohort / "results.json").read_text(encoding="utf-8"))
+    result = book["students"][name]
+    assert result["review"]["flagged"], result["review"]  # the scan saw it before anything ran
+
+
+@pytest.mark.parametrize("name", ["ex02_by_import", "ex11_by_import", "ex11_by_gc", "ex11_by_frames",
+                                  "ex11_by_traceback_frame", "ex11_by_import_hook", "ex02_patch_torch_back"])
+def test_detected_attacks_name_what_was_touched(tampered_cohort, name):
+    book = json.loads((tampered_cohort / "results.json").read_text(encoding="utf-8"))
+    exercise = [e for e in book["students"][name]["exercises"] if e["id"] == ATTACKS[name][0]][0]
+    assert exercise["score"] == 0
+    message = exercise["checks"][0]["message"]
+    assert "observers were changed or reached for" in message
+    assert any(word in message for word in ("grader.probes", "gc.get_objects", "sys._getframe", "tb_frame",
+                                            "sys.meta_path", "torch.nn.functional")), message
+
+
+def test_review_mark_in_every_format(tampered_cohort):
+    rows = list(csv.DictReader((tampered_cohort / "grades.csv").open(encoding="utf-8")))
+    flagged = [r for r in rows if r["student"] == "ex11_by_gc"][0]
+    assert "gc.get_objects" in flagged["review"]
+    reports = tampered_cohort / "reports"
+    junit = next(reports.glob("ex11_by_gc*.xml")).read_text(encoding="utf-8")
+    assert 'name="review"' in junit and "flagged for review" in junit
+    gradescope = json.loads(next(reports.glob("ex11_by_gc*.gradescope.json")).read_text(encoding="utf-8"))
+    assert "flagged for review" in gradescope["output"]
+    github = next(reports.glob("ex11_by_gc*.md")).read_text(encoding="utf-8")
+    assert "flagged for review" in github
+
+
+def test_honest_submission_is_not_flagged_and_not_tampered(tmp_path):
+    """The reference itself, as a submission: every check passes, no mark (no false alarm)."""
+    folder = tmp_path / "honest"
+    folder.mkdir()
+    for name in ("ex02_nll.py", "ex11_estimate_loss.py", "ex08_get_batch.py", "ex09_bigram.py", "ex13_bpe.py"):
+        shutil.copy(KIT / "solutions" / name, folder / name)
+    for ex in ("ex02", "ex11", "ex13"):
+        run = _grade(ex, "--submission", str(folder), "--format", "json")
+        data = json.loads(run.stdout)
+        assert data["score"] == data["max_score"], (ex, [c for e in data["exercises"] for c in e["checks"] if not c["passed"]])
+        assert not data["review"]["flagged"]
+
+
+# --------------------------------------------------------------------------- point 2: types
+
+def test_wrong_types_fail_with_the_way_to_the_right_one(tmp_path):
+    """An encode returning a LongTensor, merges with list pairs and float ids: the contract's types."""
+    folder = tmp_path / "types"
+    source = (KIT / "solutions" / "ex13_bpe.py").read_text(encoding="utf-8")
+    source += textwrap.dedent("""
+
+        _train, _encode = train_bpe, bpe_encode
+
+        def train_bpe(text, vocab_size):
+            return [[list(pair), float(idx)] for pair, idx in _train(text, vocab_size)]
+
+        def bpe_encode(text, merges):
+            import torch
+            return torch.tensor(_encode(text, merges))
+    """)
+    _write(folder, "ex13_bpe.py", source)
+    run = _grade("ex13", "--submission", str(folder))
+    first = run.stdout.splitlines()[0]
+    assert "16/16" not in first
+    assert "type differs" in run.stdout
+    assert "use .tolist()" in run.stdout or "use tuple(...)" in run.stdout
+
+
+# --------------------------------------------------------------------------- point 4: signals
+
+ASUSER = """#!/bin/sh
+exec unshare -m sh -c '
+mkdir -p "$0/.pyenv" && mount --bind /root/.pyenv "$0/.pyenv" &&
+mount -t tmpfs -o mode=755 tmpfs /root && mkdir /root/.pyenv && mount --bind "$0/.pyenv" /root/.pyenv &&
+exec setpriv --reuid=61999 --regid=61999 --clear-groups "$@"' "$@"
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"),
+                    reason="needs root to start an ordinary user's run here")
+def test_as_a_user_the_worker_cannot_signal_the_grader():
+    """kill(-1) and a kill of every pid in /proc from the student's import: the grade survives.
+
+    Run as uid 61999 (no one else's): without a PID namespace, kill(-1) would end the grader.
+    """
+    import tempfile
+
+    tmp_path = Path(tempfile.mkdtemp(prefix="grade-asuser-", dir="/tmp"))
+    folder = tmp_path / "killer"
+    source = (KIT / "solutions" / "ex01_windows.py").read_text(encoding="utf-8") + textwrap.dedent("""
+
+        import os as _os, signal as _signal
+        for _name in _os.listdir("/proc"):
+            if _name.isdigit() and int(_name) != _os.getpid():
+                try:
+                    _os.kill(int(_name), _signal.SIGKILL)
+                except Exception:
+                    pass
+        try:
+            _os.kill(-1, _signal.SIGKILL)
+        except Exception:
+            pass
+    """)
+    _write(folder, "ex01_windows.py", source)
+    script = tmp_path / "asuser.sh"
+    script.write_text(ASUSER)
+    script.chmod(0o755)
+    os.chmod(tmp_path, 0o755)
+    for p in folder.iterdir():
+        p.chmod(0o644)
+    folder.chmod(0o755)
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"}
+    try:
+        run = subprocess.run([str(script), str(tmp_path), *GRADE, "ex01", "--submission", str(folder)],
+                             cwd="/", env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+    assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
+    first = run.stdout.splitlines()[0]
+    assert first.split()[-1].split("/")[0] == first.split()[-1].split("/")[1], first  # full marks
