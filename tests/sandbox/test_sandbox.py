@@ -1,4 +1,4 @@
-"""Workers: student code runs in a forked process; time limits, crashes and output."""
+"""Workers: student code runs in a worker process (forked, or spawned: both); time limits, crashes and output."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from grader.sandbox.zygote import Worker, WorkerDied, WorkerTimeout, Zygote
+from grader.sandbox import Worker, WorkerDied, WorkerTimeout, Zygote
 
 STUDENT = '''
 import os, time
@@ -28,7 +28,7 @@ def helper():
 
 
 @pytest.fixture(scope="module")
-def zygote():
+def zygote(worker_mode):  # every test here runs with forked workers and with spawned ones
     z = Zygote().start()
     yield z
     z.close()

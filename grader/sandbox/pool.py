@@ -1,0 +1,300 @@
+"""Workers as fresh interpreters, started ahead of need: the portable way to run student code.
+
+Where `os.fork` is missing (Windows) or unsafe once torch and Apple's frameworks are loaded
+(macOS), a worker cannot be forked from a zygote. `SpawnZygote` starts each worker as a
+new interpreter instead (`grader.sandbox.spawn`), talking over the worker's stdin and
+stdout with the same frames, the same pickled requests (judge to worker: trusted) and the
+same plain-data answers (worker to judge: `plaincodec`, no pickle) as a forked one, so the
+judge's `Worker` is the same object in both modes.
+
+Starting an interpreter and importing torch takes about as long as `import torch` itself,
+so workers are started ahead of need: `start()` launches `size` of them (they import torch
+and every probe in parallel with the judge, then wait for their setup), and each one taken
+is replaced at once, while it grades. A re-grade in `grade watch` takes a worker that has
+been ready for a while.
+
+    zygote = SpawnZygote(fence={...}).start()       # one interpreter importing torch now
+    pid, channel = zygote.spawn(setup)              # a ready one gets its setup; another starts
+    worker = Worker(zygote, folder, "ex03_params")  # as in fork mode
+
+Mode: `worker_mode()` reads `GRADE_WORKER` (`spawn` anywhere, `fork` where there is fork)
+and otherwise picks spawn on Windows and macOS, fork elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+import grader.sandbox.plaincodec as plaincodec
+from grader.model.paths import PACKAGE_DIR
+from grader.sandbox.framing import CHUNK, recv_frame, send_frame
+from grader.sandbox.limits import DEFAULT_LIMITS
+from grader.sandbox.tree import for_this_os
+from grader.sandbox.zygote import WorkerDied, Zygote
+
+POOL_SIZE = 1          # ready interpreters kept (one submission at a time needs one)
+START_TIMEOUT = 300.0  # seconds a fresh interpreter may take to import torch (a laptop's cold disk)
+# Native thread pools stay at one thread, as torch.set_num_threads(1) does: a worker is then
+# single-threaded when its fence unshares a user namespace (Linux, as a user).
+THREADS_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+               "VECLIB_MAXIMUM_THREADS": "1"}
+PROCESS_CAP = 64       # processes in a worker's job (Windows), as the fence's RLIMIT_NPROC
+
+
+def worker_mode(environ=None, platform: str | None = None, can_fork: bool | None = None) -> str:
+    """"fork" or "spawn": how workers start on this machine.
+
+    >>> worker_mode({}, "linux", True), worker_mode({}, "darwin", True), worker_mode({}, "win32", False)
+    ('fork', 'spawn', 'spawn')
+    >>> worker_mode({"GRADE_WORKER": "spawn"}, "linux", True), worker_mode({"GRADE_WORKER": "fork"}, "darwin", True)
+    ('spawn', 'fork')
+    """
+    import socket
+
+    environ = os.environ if environ is None else environ
+    platform = sys.platform if platform is None else platform
+    if can_fork is None:
+        can_fork = hasattr(os, "fork") and hasattr(socket, "send_fds")
+    wanted = environ.get("GRADE_WORKER", "").strip().lower()
+    if wanted == "spawn" or not can_fork:
+        return "spawn"
+    if wanted == "fork":
+        return "fork"
+    # macOS: forking a process that has loaded torch and Apple's frameworks is unsafe (the
+    # reason multiprocessing spawns there); fork stays available on request.
+    return "spawn" if platform == "darwin" else "fork"
+
+
+def worker_command(env: dict) -> list[str]:
+    """The command that starts a worker: this interpreter, `-P` (no working folder on sys.path).
+
+    On Windows a venv's python.exe is a launcher that starts the real interpreter as a child
+    (which could start before the launcher joins its job): like multiprocessing, run the base
+    interpreter itself, told to behave as the venv's (`__PYVENV_LAUNCHER__`). `env` is updated.
+    """
+    executable = sys.executable
+    base = getattr(sys, "_base_executable", executable)
+    if os.name == "nt" and base and os.path.normcase(base) != os.path.normcase(executable):
+        env["__PYVENV_LAUNCHER__"] = executable
+        executable = base
+    # The grader package's own parent goes last on sys.path: an installed kit is found first,
+    # a checkout run in place is found anyway.
+    code = (f"import sys; sys.path.append({str(PACKAGE_DIR.parent)!r}); "
+            "from grader.sandbox.spawn import main; main()")
+    return [executable, "-P", "-c", code]
+
+
+def linux_fence_here() -> bool:
+    """Can workers here be fenced as forked ones are (Linux, with `resource` and `fcntl`)?"""
+    import importlib.util
+
+    if not sys.platform.startswith("linux"):
+        return False
+    # grader.sandbox.uids leases uids under flock; grader.sandbox.fence sets rlimits
+    for name in ("fcntl", "resource"):
+        try:
+            if importlib.util.find_spec(name) is None:
+                return False
+        except ImportError:
+            return False
+    return True
+
+
+class PipeChannel:
+    """The judge's end of a spawned worker's pipes, used by `Worker` like a socket.
+
+    `recv(n)` honours `settimeout` on every OS: a thread reads the worker's stdout into a
+    small bounded queue (no `select` on pipes, which Windows lacks), and the judge waits on
+    the queue. The queue holds at most a few chunks: a worker that floods its output waits
+    for the judge, as it would on a socket.
+    """
+
+    def __init__(self, proc: subprocess.Popen, tree):
+        self.proc, self.tree = proc, tree
+        self._chunks: queue.Queue = queue.Queue(maxsize=4)
+        self._buffer = b""
+        self._timeout: float | None = None
+        self._eof = False
+        self._closed = threading.Event()
+        threading.Thread(target=self._pump, name=f"grade-worker-{proc.pid}", daemon=True).start()
+
+    def _pump(self) -> None:
+        reader = self.proc.stdout
+        try:
+            while True:
+                try:
+                    chunk = reader.read(CHUNK)
+                except (OSError, ValueError):
+                    chunk = b""
+                while True:
+                    try:
+                        self._chunks.put(chunk or b"", timeout=0.2)
+                        break
+                    except queue.Full:
+                        if self._closed.is_set():
+                            return
+                if not chunk:
+                    return
+        finally:
+            try:
+                reader.close()
+                self.proc.wait()  # reap it (it has closed its end: it is gone or going)
+            except (OSError, ValueError):
+                pass
+
+    def settimeout(self, timeout: float | None) -> None:
+        self._timeout = timeout
+
+    def recv(self, n: int) -> bytes:
+        if not self._buffer:
+            if self._eof:
+                return b""
+            try:
+                chunk = self._chunks.get(timeout=self._timeout)
+            except queue.Empty:
+                raise TimeoutError("timed out") from None
+            if not chunk:
+                self._eof = True
+                return b""
+            self._buffer = chunk
+        data, self._buffer = self._buffer[:n], self._buffer[n:]
+        return data
+
+    def sendall(self, data: bytes) -> None:
+        if self._closed.is_set():
+            raise BrokenPipeError("worker closed")
+        view = memoryview(data)
+        while view:
+            written = self.proc.stdin.write(view)
+            view = view[written if written is not None else len(view):]
+        self.proc.stdin.flush()
+
+    def kill_tree(self) -> None:
+        """End the worker and every process it started (see `grader.sandbox.tree`)."""
+        self.tree.kill()
+
+    def close(self) -> None:
+        self._closed.set()
+        try:
+            self.proc.stdin.close()  # a worker still waiting for a request reads EOF and exits
+        except OSError:
+            pass
+
+
+class _Fresh:
+    """One interpreter started ahead of need: importing torch, then waiting for its setup."""
+
+    def __init__(self, env: dict):
+        self.tree = for_this_os()
+        env = dict(env)
+        proc = subprocess.Popen(worker_command(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
+                                env=env, close_fds=True, **self.tree.popen_options())
+        self.tree.adopt(proc)  # Windows: into its job before it can run anything of a student's
+        self.pid = proc.pid
+        self.channel = PipeChannel(proc, self.tree)
+
+    def hand_over(self, body: bytes, limits: dict) -> None:
+        """Wait until it is ready (torch imported), set the job's limits, send the setup."""
+        self.channel.settimeout(START_TIMEOUT)
+        hello = plaincodec.decode(recv_frame(self.channel))
+        if not (isinstance(hello, dict) and type(hello.get("ready")) is int):
+            raise OSError(f"unexpected greeting {hello!r}")
+        self.tree.limit(memory=limits.get("memory"), cpu=limits.get("cpu"), processes=PROCESS_CAP)
+        self.channel.settimeout(None)
+        send_frame(self.channel, body)
+
+    def kill(self) -> None:
+        self.channel.kill_tree()
+        self.channel.close()
+
+
+class SpawnZygote(Zygote):
+    """Starts workers as fresh interpreters (see the module's docstring); Zygote's interface."""
+
+    def __init__(self, fence: dict | None = None, size: int = POOL_SIZE):
+        if linux_fence_here():  # the workers drop to a uid leased as a forked zygote's are
+            super().__init__(fence)
+        else:  # no other uid to run as (Windows, macOS): the student's own
+            self._sock, self.pid, self.fence = None, None, dict(fence or {})
+        self.size = max(0, size)
+        self._ready: list[_Fresh] = []
+        self._owner: int | None = None
+        self._scratch: str | None = None  # the workers' working folders (removed at close)
+
+    @property
+    def started(self) -> bool:
+        return self._owner == os.getpid()
+
+    def start(self) -> "SpawnZygote":
+        if self._owner is not None and self._owner != os.getpid():
+            self._forget_inherited()  # a forked judge (grade batch -j): a pool of its own
+        if self._owner is None:
+            self._owner = os.getpid()
+            self._scratch = tempfile.mkdtemp(prefix="grade-workers-")
+            self._top_up()
+        return self
+
+    def _env(self) -> dict:
+        return {**os.environ, **THREADS_ENV}
+
+    def _top_up(self) -> None:
+        while len(self._ready) < self.size:
+            self._ready.append(_Fresh(self._env()))
+
+    def spawn(self, setup: dict):
+        """A started worker given `setup`: its pid and the judge's end of its pipes."""
+        self.start()
+        fence = {**self.fence, **(setup.get("fence") or {}), "scratch": self._scratch}
+        body = json.dumps({**setup, "fence": fence}).encode()
+        limits = setup.get("limits") or DEFAULT_LIMITS
+        problem = None
+        for _ in range(2):  # one that died before its setup (killed from outside): the next
+            fresh = self._ready.pop(0) if self._ready else _Fresh(self._env())
+            self._top_up()  # its replacement imports torch while this one grades
+            try:
+                fresh.hand_over(body, limits)
+                return fresh.pid, fresh.channel, None  # no dump pipe: no SIGUSR1 to ask for a stack
+            except (OSError, EOFError, TimeoutError, plaincodec.DecodeError) as err:
+                fresh.kill()
+                problem = err
+        raise WorkerDied(f"a fresh worker did not start ({type(problem).__name__}: {problem})")
+
+    def alive(self) -> bool:
+        """Always: there is no zygote process to lose (a worker that dies is replaced)."""
+        return True
+
+    def _forget_inherited(self) -> None:
+        """After a fork: the parent's ready workers stay the parent's; close our copies of their pipes."""
+        for fresh in self._ready:
+            for end in (fresh.channel.proc.stdin, fresh.channel.proc.stdout):
+                try:
+                    end.close()
+                except OSError:
+                    pass
+        self._ready, self._owner, self._scratch = [], None, None
+        self._shared_workers = {}
+
+    def close(self) -> None:
+        if not self.started:
+            return
+        for proc in list(getattr(self, "_shared_workers", {}).values()):
+            proc.kill()
+        for fresh in self._ready:
+            fresh.kill()
+        self._ready = []
+        if getattr(self, "_leased_uid", None) is not None:
+            from grader.sandbox.uids import release, sweep_uid
+
+            sweep_uid(self._leased_uid)  # as root, the fenced workers' uid: what escaped dies too
+            release(self._leased_uid)
+            self._leased_uid = None
+        if self._scratch:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+        self._owner = None
