@@ -25,6 +25,17 @@ def root() -> Path:
     return ROOT
 
 
+@pytest.fixture(scope="module", params=["fork", "spawn"])
+def worker_mode(request):
+    """Each way of starting workers in turn (grader.sandbox: forked from a zygote, or fresh
+    interpreters as on Windows and macOS): GRADE_WORKER is set while the module's tests run."""
+    if request.param == "fork" and not hasattr(os, "fork"):
+        pytest.skip("no fork on this OS")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GRADE_WORKER", request.param)
+        yield request.param
+
+
 @pytest.fixture(scope="session")
 def grade_exe() -> str:
     exe = Path(os.sys.executable).parent / "grade"
