@@ -31,16 +31,19 @@ def _exercise(ex_id="ex01", title=Text("训练窗口 | x", "Windows | x")) -> Ex
 
 def _results() -> list[ExerciseResult]:
     ok = CheckResult("ex01", "test_example", Text("课本例子", "course example"), 1, True, public=True, seconds=0.01)
-    bad = CheckResult("ex01", "test_hidden", Text("随机输入", "random inputs"), 3, False, public=False,
+    bad = CheckResult("ex01", "test_random", Text("随机输入", "random inputs"), 3, False, public=True,
                       finding=Finding("mismatch", "make_windows(...)", expected="(2, 4)", got="(4, 2)",
                                       zh="形状不同", en="shapes differ", output="<script>]]></script>\x1b[31m"),
                       seconds=0.02)
+    hidden = CheckResult("ex01", "test_hidden", Text("隐藏", "hidden inputs"), 3, False, public=False,
+                         finding=Finding("mismatch", "make_windows(...)", expected="(2, 4)", got="(4, 2)",
+                                         zh="形状不同", en="shapes differ"), seconds=0.02)
     manual = CheckResult("ex01", "test_essay", Text("说明", "essay"), 0, True, manual=True)
     crash = CheckResult("ex01", "test_crash", Text("崩溃", "crashes"), 2, False,
                         finding=Finding("crash", "f()", zh="进程意外退出", en="the process died (signal 9)"))
     slow = CheckResult("ex01", "test_slow", Text("超时", "runs too long"), 2, False,
                        finding=Finding("timeout", "f()", zh="超时", en="ran past 10 s and was stopped"))
-    return [ExerciseResult(_exercise(), [ok, bad, manual, crash, slow])]
+    return [ExerciseResult(_exercise(), [ok, bad, hidden, manual, crash, slow])]
 
 
 def _many_checks() -> list[ExerciseResult]:
@@ -62,19 +65,21 @@ def test_junit_validates_against_the_xunit_schema():
 def test_junit_names_read_and_errors_are_errors():
     text = render(_results(), "junit", "en")
     root = ET.fromstring(text.split("\n", 1)[1])
-    assert root.tag == "testsuites" and root.get("tests") == "5"
-    assert root.get("failures") == "1" and root.get("errors") == "2" and root.get("skipped") is None
+    assert root.tag == "testsuites" and root.get("tests") == "6"
+    assert root.get("failures") == "2" and root.get("errors") == "2" and root.get("skipped") is None
     suite = root.find("testsuite")
     assert suite.get("skipped") == "1" and suite.get("errors") == "2"
     cases = root.findall(".//testcase")
-    assert [c.get("name") for c in cases] == ["course example", "random inputs", "essay", "crashes", "runs too long"]
+    assert [c.get("name") for c in cases] == ["course example", "random inputs", "hidden inputs", "essay", "crashes",
+                                              "runs too long"]
     assert {c.get("classname") for c in cases} == {"ex01"}
     failure = cases[1].find("failure")
     assert failure is not None and "shapes differ" in failure.get("message")
     assert "<script>]]></script>" in failure.text  # escaped in the file, intact when parsed
-    assert cases[3].find("error").get("type") == "crash" and cases[3].find("failure") is None
-    assert cases[4].find("error").get("type") == "timeout"
-    assert cases[2].find("skipped") is not None
+    assert cases[2].find("failure") is not None
+    assert cases[4].find("error").get("type") == "crash" and cases[4].find("failure") is None
+    assert cases[5].find("error").get("type") == "timeout"
+    assert cases[3].find("skipped") is not None
     assert "score 0/3" in cases[1].find("system-out").text
 
 
@@ -85,25 +90,26 @@ def test_junit_reads_in_junitparser(tmp_path):
     xml = junitparser.JUnitXml.fromfile(str(path))
     suite = next(iter(xml))
     cases = list(suite)
-    assert suite.tests == 5 and suite.failures == 1 and suite.errors == 2 and suite.skipped == 1
+    assert suite.tests == 6 and suite.failures == 2 and suite.errors == 2 and suite.skipped == 1
     kinds = [type(r[0]).__name__ if r else "ok" for r in (c.result for c in cases)]
-    assert kinds == ["ok", "Failure", "Skipped", "Error", "Error"]
+    assert kinds == ["ok", "Failure", "Failure", "Skipped", "Error", "Error"]
 
 
 def test_gradescope_fields_and_visibility():
     data = json.loads(render(_results(), "gradescope", "en"))
-    assert data["score"] == 1 and data["max_score"] == 8
+    assert data["score"] == 1 and data["max_score"] == 11
     for key in ("execution_time", "output_format", "stdout_visibility", "visibility", "tests"):
         assert key in data
     assert data["stdout_visibility"] == "hidden"
     assert {t["visibility"] for t in data["tests"]} == {"visible", HIDDEN_VISIBILITY}
-    hidden = [t for t in data["tests"] if t["name"].endswith("random inputs")][0]
-    assert hidden["visibility"] == "after_published"
-    assert hidden["score"] == 0 and hidden["max_score"] == 3 and "shapes differ" in hidden["output"]
+    hidden = [t for t in data["tests"] if t["name"].endswith("hidden inputs")][0]
+    assert hidden["visibility"] == "after_published" and hidden["score"] == 0 and hidden["max_score"] == 3
+    wrong = [t for t in data["tests"] if t["name"].endswith("random inputs")][0]
+    assert wrong["visibility"] == "visible" and "shapes differ" in wrong["output"]
     for test in data["tests"]:
         assert {"name", "number", "score", "max_score", "status", "output", "visibility"} <= set(test)
         assert test["status"] in ("passed", "failed")
-    assert len(data["tests"]) == 4  # the manual check is not scored by the autograder
+    assert len(data["tests"]) == 5  # the manual check is not scored by the autograder
     never = json.loads(render(_results(), "gradescope", "en", hidden_visibility="hidden"))
     assert {t["visibility"] for t in never["tests"]} == {"visible", "hidden"}
 
@@ -118,8 +124,8 @@ def test_gradescope_numbers_sort_in_course_order():
 
 def test_classroom_runner_result():
     data = json.loads(render(_results(), "classroom", "en"))
-    assert data["version"] == 1 and data["status"] == "fail" and data["max_score"] == 8
-    assert [t["status"] for t in data["tests"]] == ["pass", "fail", "error", "error"]
+    assert data["version"] == 1 and data["status"] == "fail" and data["max_score"] == 11
+    assert [t["status"] for t in data["tests"]] == ["pass", "fail", "fail", "error", "error"]
     assert sum(t["score"] for t in data["tests"]) == 1
     for test in data["tests"]:
         assert {"name", "status", "score", "message", "line_no", "execution_time", "filename"} <= set(test)
@@ -127,7 +133,7 @@ def test_classroom_runner_result():
 
 def test_github_markdown_table():
     text = render(_results(), "github", "en")
-    assert text.startswith("## Grade: 1/8")
+    assert text.startswith("## Grade: 1/11")
     row = [line for line in text.splitlines() if "ex01" in line and line.startswith("| ❌")][0]
     assert row.count("|") - row.count("\\|") == 5  # the title's pipe is escaped
     assert "random inputs" in text and "<script>" not in text
