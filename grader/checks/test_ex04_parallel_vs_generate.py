@@ -75,12 +75,14 @@ def test_generate_samples_follow_softmax(student, reference):
     """generate：抽样频率符合 softmax(logits / temperature)（±5σ）| generate: sample frequencies follow the softmax (±5σ)"""
     n = 4000
     for t in (1.0, 0.5):
-        got = assert_ok(observe(student, probe("ex04.generate_frequencies", t, n=n, gseed=123)),
-                        label=f"generate_frequencies(temperature={t})")
+        out = assert_ok(observe(student, probe("ex04.generate_samples", t, n=n, gseed=123)),
+                        label=f"generate(model, idx (n, 2), 1, temperature={t})")
         want = expected_frequencies(t)
-        if not isinstance(got, torch.Tensor) or got.shape != want.shape:
-            fail("抽样结果的形状不对", "the samples have the wrong shape", label="frequencies",
-                 expected=str(tuple(want.shape)), got=str(getattr(got, "shape", type(got).__name__)))
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (n, 3) or out.is_floating_point() \
+                or bool((out[:, -1] < 0).any()) or bool((out[:, -1] >= want.numel()).any()):
+            fail("抽样结果的形状或取值不对", "the samples have the wrong shape or values", label="frequencies",
+                 expected=str((n, 3)), got=str(tuple(out.shape)) if isinstance(out, torch.Tensor) else type(out).__name__)
+        got = torch.bincount(out[:, -1].long(), minlength=want.numel()).float() / n  # (V,), counted in the judge
         sigma = (want * (1 - want) / n).sqrt()
         if bool(((got - want).abs() > 5 * sigma + 1e-3).any()):
             fail(f"temperature={t} 时抽到各 token 的频率不符合 softmax(logits / temperature)：是不是取了 argmax、"

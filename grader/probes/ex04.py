@@ -30,18 +30,21 @@ class MixModel(nn.Module):
         return own + context  # (B, t, V)
 
 
-class Recorder(nn.Module):
-    """Wraps a model (still an nn.Module: .eval(), .parameters() work); remembers the
-    length of every context it is called with."""
+def Recorder(model, lengths: list):  # noqa: N802 - builds a model
+    """Wraps a model (still an nn.Module: .eval(), .parameters() work); appends the length of
+    every context it is called with to `lengths`, a closure: not an attribute of the model the
+    student is handed (`model.lengths.clear()` has nothing to clear)."""
 
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-        self.lengths = []
+    class _Recorder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
 
-    def forward(self, idx):
-        self.lengths.append(int(idx.shape[1]))
-        return self.model(idx)
+        def forward(self, idx):
+            lengths.append(idx.shape[1])  # an int of the tensor's shape (torch's, not the student's)
+            return self.model(idx)
+
+    return _Recorder()
 
 
 def _tinygpt(vocab_size, block_size, seed):
@@ -69,11 +72,12 @@ def _ids(seed, shape, vocab_size):
 
 def prefix(mod, kind="mix", vocab_size=11, B=2, T=5, seed=0):
     """prefix_logits on a fixed model: the logits, the number of calls, the sorted lengths."""
-    model = Recorder(_model(kind, vocab_size, seed))
+    lengths: list = []
+    model = Recorder(_model(kind, vocab_size, seed), lengths)
     idx = _ids(seed + 1, (B, T), vocab_size)
     with torch.no_grad():
         out = mod.prefix_logits(model, idx)
-    return {"logits": out, "calls": len(model.lengths), "lengths": sorted(model.lengths)}
+    return {"logits": out, "calls": len(lengths), "lengths": sorted(lengths)}
 
 
 def prefix_vs_forward(mod, vocab_size=13, B=2, T=6, seed=0):
@@ -88,7 +92,8 @@ def generate(mod, kind="mix", vocab_size=11, B=2, T=3, max_new_tokens=6, block_s
              seed=0, gseed=0, use_generator=True):
     """generate with a seeded torch.Generator (or the global RNG, seeded and forked here):
     the tokens, the number of model calls and the context length of each call."""
-    model = Recorder(_model(kind, vocab_size, seed, block_size=block_size or 8))
+    lengths: list = []
+    model = Recorder(_model(kind, vocab_size, seed, block_size=block_size or 8), lengths)
     idx = _ids(seed + 1, (B, T), vocab_size)
     kwargs = {}
     if block_size is not None:
@@ -103,17 +108,16 @@ def generate(mod, kind="mix", vocab_size=11, B=2, T=3, max_new_tokens=6, block_s
             with torch.random.fork_rng():
                 torch.manual_seed(gseed)
                 out = mod.generate(model, idx.clone(), max_new_tokens, **kwargs)
-    return {"idx": out, "calls": len(model.lengths), "lengths": list(model.lengths)}
+    return {"idx": out, "calls": len(lengths), "lengths": list(lengths)}
 
 
-def generate_frequencies(mod, temperature, n=4000, vocab_size=5, gseed=0):
-    """One new token for n copies of the same context: how often each id comes out."""
-    model = Recorder(MixModel(vocab_size, seed=3, scale=1.0))
+def generate_samples(mod, temperature, n=4000, vocab_size=5, gseed=0):
+    """One new token for n copies of the same context: generate's output as returned, (n, 3).
+    The judge counts how often each id came out (the statistics are its to compute)."""
+    model = MixModel(vocab_size, seed=3, scale=1.0)
     idx = torch.full((n, 2), 1, dtype=torch.long)  # (n, 2)
     with torch.no_grad():
-        out = mod.generate(model, idx, 1, temperature=temperature, generator=torch.Generator().manual_seed(gseed))
-    new = out[:, -1]  # (n,)
-    return torch.bincount(new, minlength=vocab_size).float() / n  # (V,)
+        return mod.generate(model, idx, 1, temperature=temperature, generator=torch.Generator().manual_seed(gseed))
 
 
 def expected_frequencies(temperature, vocab_size=5):
