@@ -147,19 +147,22 @@ def _progress_sender(sock: socket.socket, every: float = 0.25):
     return progress
 
 
-def serve(sock: socket.socket, setup: dict) -> None:
+def serve(sock: socket.socket, setup: dict, enter=None) -> None:
     """Worker main loop: answer run requests until the judge closes the socket.
 
     The worker is fenced first (grader.sandbox.fence: limits, namespaces, another user, the
     submission copied to a private folder); only then is the student's module loaded.
     """
-    import grader.sandbox.fence as fence
+    if enter is None:  # forked from the zygote; a spawned worker brings its own (grader.sandbox.spawn)
+        import grader.sandbox.fence as fence
+
+        enter = fence.enter
 
     # The pieces of earlier exercises this exercise builds on, and only those, are loaded
     # now; the fence then hides grader/pieces/ (see grader.pieces).
     for name in setup.get("pieces", ()):
         importlib.import_module(f"grader.pieces.{name}")
-    folder, workdir = fence.enter(setup, keep_fds={sock.fileno()})
+    folder, workdir = enter(setup, keep_fds={sock.fileno()})
     os.chdir(workdir)
     if folder:
         sys.path.insert(0, folder)

@@ -178,8 +178,9 @@ class _Process:
 
     def kill(self) -> None:
         if self.sock is not None:
+            kill_tree = getattr(self.sock, "kill_tree", None)  # a spawned worker's pipes: its own way
             try:
-                os.killpg(self.pid, signal.SIGKILL)
+                kill_tree() if kill_tree is not None else os.killpg(self.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
             self.sock.close()
@@ -225,19 +226,22 @@ class Worker:
             self.zygote._shared_workers = pool
         return pool
 
-    def _ensure(self, deadline: float) -> None:
-        """A live worker that has imported this exercise's module."""
+    def _ensure(self, deadline: float) -> float:
+        """A live worker that has imported this exercise's module; the call's deadline, moved on by
+        the time spent waiting for a worker to start."""
         if self._import_timed_out:
             raise WorkerTimeout("import")  # the module never finishes importing: do not wait again
         pool = self._shared()
         proc = pool.get(self._key)
         if proc is None or proc.sock is None:
+            waited = time.monotonic()
             pid, sock = self.zygote.spawn(self.setup)  # imports self.module first
+            deadline += time.monotonic() - waited  # waiting for a worker to start is not the student's time
             proc = pool[self._key] = _Process(pid, sock)
         else:
             if self.module in proc.imported:
                 self._proc = proc
-                return
+                return deadline
             try:
                 send_frame(proc.sock, pickle.dumps({"import": self.module}))
             except OSError:
@@ -254,6 +258,7 @@ class Worker:
             self.kill()
             raise WorkerDied(f"worker exited while importing ({type(err).__name__})") from None
         proc.imported.add(self.module)
+        return deadline
 
     def run(self, request: dict, timeout: float, on_progress=None) -> dict:
         """Send a probe request; the answer as plain data. Kills the worker on timeout.
@@ -262,7 +267,7 @@ class Worker:
         `on_progress(done, total)`.
         """
         deadline = time.monotonic() + timeout
-        self._ensure(deadline)
+        deadline = self._ensure(deadline)
         try:
             send_frame(self._sock, pickle.dumps({**request, "module": self.module}))
         except OSError as err:
