@@ -215,7 +215,7 @@ class WatchLoop:
         def interrupt(signum, frame):
             raise KeyboardInterrupt
 
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for sig in [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]:
             previous[sig] = signal.signal(sig, interrupt)
         if hasattr(signal, "SIGCONT"):
             previous[signal.SIGCONT] = signal.signal(signal.SIGCONT, lambda *_: self.keys.again())

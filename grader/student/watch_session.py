@@ -78,12 +78,15 @@ class WatchSession:
         crash nobody will see), and `WatchLoop` drops the results and grades the new file.
         """
         for proc in list(getattr(self.zygote, "_shared_workers", {}).values()):
+            kill_tree = getattr(proc.sock, "kill_tree", None)  # a spawned worker (Windows, macOS): its own way
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
+                kill_tree() if kill_tree is not None else os.killpg(proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError, TypeError):
                 pass
 
     def zygote_alive(self) -> bool:
+        if hasattr(self.zygote, "alive"):  # spawned workers: no zygote process to lose
+            return self.zygote.alive()
         try:
             pid, _ = os.waitpid(self.zygote.pid, os.WNOHANG)
         except ChildProcessError:
