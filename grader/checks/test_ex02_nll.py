@@ -52,9 +52,10 @@ def test_forbidden_apis(student, reference):
 
 
 @pytest.mark.points(1)
-def test_stable_softmax_random(student, reference):
+def test_stable_softmax_random(student, reference, draws):
     """stable_softmax：随机 logits，1-D 到 3-D，沿最后一维 | stable_softmax: random logits, 1-D to 3-D, last dim"""
-    g = torch.Generator().manual_seed(11)
+    # hidden inputs: drawn per submission when the course has a secret (grader.judge.draws)
+    g = torch.Generator().manual_seed(draws.seed(11))
     for shape in [(4,), (3, 7), (2, 3, 5), (1, 1)]:
         same(student, reference, probe("ex02.softmax", torch.randn(shape, generator=g) * 4))
 
@@ -69,9 +70,10 @@ def test_stable_softmax_large(student, reference):
 
 
 @pytest.mark.points(1)
-def test_nll_random_and_large(student, reference):
+def test_nll_random_and_large(student, reference, draws):
     """nll：随机例子（列表与张量）和很大的 logits | nll: random cases (list and tensor) and large logits"""
-    g = torch.Generator().manual_seed(12)
+    # hidden inputs: drawn per submission when the course has a secret (grader.judge.draws)
+    g = torch.Generator().manual_seed(draws.seed(12))
     for v in (3, 10, 65):
         z = (torch.randn(v, generator=g) * 3).tolist()
         label = int(torch.randint(v, (1,), generator=g))
@@ -81,17 +83,19 @@ def test_nll_random_and_large(student, reference):
 
 
 @pytest.mark.points(2)
-def test_masked_mean_nll_value_and_grad(student, reference):
+def test_masked_mean_nll_value_and_grad(student, reference, draws):
     """masked_mean_nll：数值与梯度都等于 F.cross_entropy | masked_mean_nll: value and gradient equal F.cross_entropy"""
+    # hidden inputs: drawn per submission when the course has a secret (grader.judge.draws)
     for seed, n, v, ignored in [(21, 8, 32, 2), (22, 5, 4, 0), (23, 12, 65, 5), (24, 1, 7, 0)]:
-        z, y = random_case(seed, n, v, n_ignored=ignored)
+        z, y = random_case(draws.seed(seed), n, v, n_ignored=ignored)
         same(student, reference, probe("ex02.masked", z, y), tol=GRAD_TOL)
 
 
 @pytest.mark.points(1)
-def test_masked_mean_nll_ignore_index(student, reference):
+def test_masked_mean_nll_ignore_index(student, reference, draws):
     """masked_mean_nll：别的 ignore_index（如 0）| masked_mean_nll: another ignore_index (e.g. 0)"""
-    z, y = random_case(31, 10, 6)
+    # hidden inputs: drawn per submission when the course has a secret (grader.judge.draws)
+    z, y = random_case(draws.seed(31), 10, 6)
     y[::3] = 0
     same(student, reference, probe("ex02.masked", z, y, ignore_index=0), tol=GRAD_TOL)
     same(student, reference, probe("ex02.masked", z, y, ignore_index=5), tol=GRAD_TOL)

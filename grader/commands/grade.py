@@ -25,6 +25,9 @@ def grading_options(func):
         click.option("--color/--no-color", default=None, help="彩色输出 / colored text"),
         click.option("--lang", "lang", type=click.Choice(["zh", "en"]), default=None,
                      help="语言 / language (also before the command: grade --lang en ex03)"),
+        click.option("--show-hidden", is_flag=True, default=False,
+                     help="教师用：显示隐藏测试的输入、期望值和输出（学生看到的报告不显示）/ instructors: show hidden "
+                          "checks' inputs, expected values and output (a student's report never does)"),
     ]
     for option in reversed(options):
         func = option(func)
@@ -37,7 +40,7 @@ def make_grade_command(name: str) -> click.Command:
     @click.command(name=name, help=helps.get(name, f"评分 {name} / grade {name}"))
     @grading_options
     @click.pass_obj
-    def command(obj, submission, reference, fmt, out, hidden_visibility, color, lang):
+    def command(obj, submission, reference, fmt, out, hidden_visibility, color, lang, show_hidden):
         from grader.run.grading import grade_command
 
         if lang:
@@ -52,7 +55,8 @@ def make_grade_command(name: str) -> click.Command:
                 raise click.UsageError(say("unknown_exercise", obj.lang, id=name,
                                            known=", ".join(e.id for e in course.exercises))) from None
         code = grade_command(course, ids, submission=submission, reference=reference, fmt=fmt, out=out,
-                             color=color, lang=obj.lang, hidden_visibility=hidden_visibility)
+                             color=color, lang=obj.lang, hidden_visibility=hidden_visibility,
+                             show_hidden=show_hidden)
         sys.exit(code)
 
     return command

@@ -13,12 +13,20 @@ FORMATS = ("text", "json", "junit", "gradescope", "github", "classroom")
 
 
 def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bool = False,
-           picture_dir: Path | None = None, hidden_visibility: str | None = None) -> str:
-    """The report in `fmt`. Example: render(results, "junit", "en") -> '<?xml …<testsuites …'."""
+           picture_dir: Path | None = None, hidden_visibility: str | None = None, show_hidden: bool = False) -> str:
+    """The report in `fmt`. Example: render(results, "junit", "en") -> '<?xml …<testsuites …'.
+
+    Every format shows hidden checks in the student's view (grader.report.student_view)
+    unless `show_hidden` (an instructor's `--show-hidden`): then the text and CI formats
+    show everything, and json adds the full details apart, under "instructor"."""
     if fmt == "json":
         from grader.report.json_report import render_json
 
-        return render_json(results, lang)
+        return render_json(results, lang, instructor=show_hidden)
+    if not show_hidden:
+        from grader.report.student_view import for_student
+
+        results = for_student(results)
     if fmt == "text":
         from grader.report.text import render_text
 

@@ -13,6 +13,7 @@ import pytest
 
 from grader.model.results import CheckFailed, Finding
 from grader.judge.verdicts import StudentView
+from grader.judge.hiding import hidden_view_of
 from grader.model.results import CheckResult, title_from_doc
 from grader.run.markers import MARKERS, exercise_of, is_manual, is_public, points_of, timeout_of
 
@@ -61,6 +62,14 @@ class GradingPlugin:
         return self.session.corpus_path()
 
     @pytest.fixture
+    def draws(self, request):
+        """Seeds for a hidden check's random inputs (grader.judge.draws): as written without a
+        course secret, drawn per submission with one."""
+        from grader.judge.draws import draws_for
+
+        return draws_for(self.session, exercise_of(request.node), request.node.name)
+
+    @pytest.fixture
     def lang(self):
         return self.session.lang
 
@@ -88,6 +97,8 @@ class GradingPlugin:
                                   zh=f"评分程序出错（{where}）：{text[0]}", en=f"grader error ({where}): {text[0]}",
                                   traceback=report.longreprtext[-3000:])
         view = self._views.pop(item.nodeid, None)
+        if finding is not None and not is_public(item):
+            finding.hidden_view = hidden_view_of(view, finding)  # what the student's report may show
         result = CheckResult(
             exercise=exercise_of(item), name=item.name, title=title_from_doc(item.function.__doc__, item.name),
             max_points=points_of(item), passed=report.passed, public=is_public(item),

@@ -40,9 +40,16 @@ def fence_options(course: Course | None, *, hide=(), grants=()) -> dict:
 
 
 def start_zygote(course: Course | None = None, *, hide=(), grants=()):
-    """Fork the zygote (before anything secret is loaded in this process) and return it."""
+    """Fork the zygote (before anything secret is loaded in this process) and return it.
+
+    The course secret (grader.judge.draws) is read first and taken out of the environment,
+    and its file hidden, so that no worker can see it."""
+    from grader.judge.draws import claim_secret, secret_file
     from grader.sandbox import Zygote
 
+    claim_secret(course)
+    secret = secret_file(course)
+    hide = [*hide, *([str(secret)] if secret is not None and secret.exists() else [])]
     return Zygote(fence=fence_options(course, hide=hide, grants=grants)).start()
 
 

@@ -1,0 +1,222 @@
+"""Hidden stays hidden: what a student can read of a hidden check, and inputs drawn per run.
+
+Written the way a student harvesting hidden tests writes a submission: ex02's
+`masked_mean_nll` (hidden checks only) prints its inputs, raises with them in the message,
+raises an exception class named after them, and returns a tensor whose length spells one of
+them. Every report a student reads (text, json, junit, gradescope, github, classroom, and
+`grade batch`'s per-student reports) must show none of it; the instructor's files
+(`--show-hidden`, `grade batch`'s results.json under "instructor") keep it all. With a
+course secret the hidden inputs change with the secret and with the submission, and the
+reference still agrees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+GRADE = str(Path(sys.executable).parent / "grade")
+pytestmark = pytest.mark.skipif(not (ROOT / "solutions").is_dir(), reason="needs the instructor's kit")
+
+HARVEST = '''
+
+import torch as _torch
+
+_right_masked = masked_mean_nll
+_right_softmax = stable_softmax
+
+
+def masked_mean_nll(logits, labels, ignore_index=-100):
+    seen = "HARVEST" + "|".join(str(x) for x in labels.tolist()) + "|" + repr(logits.flatten()[:3].tolist())
+    print(seen)
+    n = logits.shape[0]
+    if ignore_index != -100:
+        return _torch.zeros(770000 + int(labels[1]))  # the input, spelled as a length
+    if n == 8:
+        raise ValueError(seen)
+    if n == 6:
+        raise type("LEAKCLASS" + str(int(labels[0])), (Exception,), {})(seen)
+    return _right_masked(logits, labels, ignore_index) * 1.5
+
+
+def stable_softmax(logits):
+    print("HARVEST-SOFTMAX", logits.flatten()[:2].tolist())
+    return _right_softmax(logits)
+'''
+
+
+def grade(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([GRADE, *args], capture_output=True, text=True, timeout=600, cwd=cwd or ROOT,
+                          env={**os.environ, "GRADE_LANG": "en", **(env or {})})
+
+
+@pytest.fixture(scope="module")
+def harvester(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("harvest") / "sub"
+    shutil.copytree(ROOT / "solutions", folder)
+    path = folder / "ex02_nll.py"
+    path.write_text(path.read_text(encoding="utf-8") + HARVEST, encoding="utf-8")
+    return folder
+
+
+def _secrets_in(text: str) -> list[str]:
+    import re
+
+    return [s for s in ("HARVEST", "LEAKCLASS") if s in text] + re.findall(r"77000\d", text)
+
+
+def test_hiding_words_and_shapes():
+    import torch
+
+    from grader.judge.hiding import hidden_view, safe_error_name
+    from grader.model.calls import Observation
+
+    want = Observation(ok=True, value={"value": torch.tensor(1.5), "grad": torch.zeros(8, 32)})
+    view = hidden_view(want, Observation(ok=True, value={"value": torch.tensor(2.0), "grad": torch.zeros(8, 32)}))
+    assert view == {"expected": "{'value': T(), 'grad': T(8, 32)}", "got": "{'value': T(), 'grad': T(8, 32)}",
+                    "zh": "形状对，值不对", "en": "the right shape, wrong values"}
+    spelled = hidden_view(want, Observation(ok=True, value={"x511": torch.zeros(511), "grad": torch.zeros(32, 8)}))
+    assert spelled["got"] == "{?: T(?), 'grad': T(32, 8)}"  # 8 and 32 are the expected dims: shown
+    raised = hidden_view(want, Observation(ok=False, error={"type": "Leak_3_1_4", "message": "3 1 4"}))
+    assert raised["got"] == "raises Exception" and "3 1 4" not in json.dumps(raised)
+    assert safe_error_name("ValueError") == "ValueError"
+
+
+def test_student_view_keeps_public_checks_and_hides_the_rest():
+    from grader.model.course import load_course
+    from grader.model.results import CheckResult, ExerciseResult, Finding, Text
+    from grader.report.student_view import for_student
+
+    course = load_course()
+    secret = Finding("mismatch", "masked(tensor([[0.25, 7.5]]), tensor([3]))", expected="1.2345", got="9.87",
+                     zh="值不同：期望 1.2345", en="values differ: expected 1.2345", traceback="File x.py, line 3",
+                     output="HARVEST 0.25 7.5", answer="1.2345",
+                     hidden_view={"expected": "T()", "got": "T()", "zh": "形状对，值不对", "en": "the right shape, wrong values"},
+                     diagnosis={"id": "no_max", "section": "5.5", "zh": "没减最大值", "en": "no max subtracted", "hint": 2})
+    title = Text("t", "t")
+    checks = [CheckResult("ex02", "test_hidden", title, 2, False, public=False, finding=secret,
+                          attachments={"history": [1], "shapes": [2]}),
+              CheckResult("ex02", "test_passed", title, 1, True, public=False, shown=[("nll([0.25], 0)", "1.5", "1.5")]),
+              CheckResult("ex02", "test_public", title, 1, False, public=True, finding=Finding("mismatch", "nll([1.0])",
+                                                                                             expected="2.44", got="3"))]
+    (result,) = for_student([ExerciseResult(course.exercise("ex02"), checks)])
+    hidden, passed, public = result.checks
+    text = json.dumps(hidden.finding.as_dict(), ensure_ascii=False)
+    for leak in ("0.25", "7.5", "1.2345", "9.87", "HARVEST", "line 3"):
+        assert leak not in text, leak
+    assert hidden.finding.label == "masked(…)" and hidden.finding.expected == "T()"
+    assert hidden.finding.diagnosis["id"] == "no_max" and hidden.points == 0
+    assert hidden.attachments == {"shapes": [2]} and passed.shown == [] and passed.passed
+    assert public is checks[2]  # public checks are shown as they are
+    assert checks[0].finding is secret and secret.output  # the instructor's copy is untouched
+
+
+def test_no_report_a_student_reads_echoes_a_hidden_input(harvester, tmp_path):
+    formats = ("text", "json", "junit", "gradescope", "github", "classroom")
+    for fmt in formats:
+        proc = grade("ex02", "--submission", str(harvester), "--format", fmt)
+        assert proc.returncode == 1, (fmt, proc.stderr[-2000:])
+        assert _secrets_in(proc.stdout) == [], (fmt, proc.stdout[-3000:])
+        if fmt == "text":
+            assert "masked(…)" in proc.stdout and "raises ValueError" in proc.stdout
+            assert "T(?)" in proc.stdout  # the spelled length shows as ?
+    full = json.loads(grade("ex02", "--submission", str(harvester), "--format", "json", "--show-hidden").stdout)
+    assert _secrets_in(json.dumps(full["exercises"])) == []  # the student's part, even here
+    instructor = json.dumps(full["instructor"])
+    assert "HARVEST" in instructor and "LEAKCLASS" in instructor and "T(77000" in instructor
+    shown = grade("ex02", "--submission", str(harvester), "--show-hidden")
+    assert "HARVEST" in shown.stdout  # an instructor asked for everything
+
+
+def test_batch_keeps_both_views_apart(harvester, tmp_path):
+    cohort = tmp_path / "cohort"
+    shutil.copytree(harvester, cohort / "mallory")
+    out = tmp_path / "out"
+    proc = grade("batch", str(cohort), "--out", str(out), "-j", "1", "--only", "ex02", "--no-progress",
+                 "--format", "text", "--format", "gradescope")
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    book = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    student = book["students"]["mallory"]
+    assert _secrets_in(json.dumps(student["exercises"])) == []
+    assert "HARVEST" in json.dumps(student["instructor"])
+    for report in (out / "reports").iterdir():
+        assert _secrets_in(report.read_text(encoding="utf-8")) == [], report.name
+
+
+def _inputs(report: dict, check: str) -> list[str]:
+    for exercise in report["instructor"]["exercises"]:
+        for c in exercise["checks"]:
+            if c["name"] == check:
+                return c["calls"]
+    raise KeyError(check)
+
+
+def test_hidden_inputs_are_drawn_per_secret_and_per_submission(tmp_path):
+    """The reference passes every time; the inputs differ with the secret and with the file,
+    and are the written ones without a secret. The secret never reaches the worker."""
+    a = tmp_path / "a"
+    shutil.copytree(ROOT / "solutions", a)
+    b = tmp_path / "b"
+    shutil.copytree(ROOT / "solutions", b)
+    (b / "ex02_nll.py").write_text((b / "ex02_nll.py").read_text(encoding="utf-8") + "\n# resubmitted\n",
+                                   encoding="utf-8")
+    spy = tmp_path / "spy"
+    shutil.copytree(ROOT / "solutions", spy)
+    (spy / "ex01_windows.py").write_text((spy / "ex01_windows.py").read_text(encoding="utf-8") + '''
+
+import os as _os
+
+
+def shift_pairs(tokens):
+    raise ValueError("SECRET=" + repr(_os.environ.get("GRADE_COURSE_SECRET")))
+''', encoding="utf-8")
+
+    def run(folder: Path, secret: str | None) -> dict:
+        env = {"GRADE_COURSE_SECRET": secret} if secret else {"GRADE_COURSE_SECRET": ""}
+        proc = grade("ex02", "--submission", str(folder), "--format", "json", "--show-hidden", env=env)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        report = json.loads(proc.stdout)
+        assert report["score"] == report["max_score"] > 0  # the reference agrees on drawn inputs
+        return report
+
+    check = "test_nll_random_and_large"  # list inputs: the labels show the values drawn
+    plain = _inputs(run(a, None), check)
+    alpha_a, beta_a = _inputs(run(a, "alpha-secret"), check), _inputs(run(a, "beta-secret"), check)
+    alpha_b = _inputs(run(b, "alpha-secret"), check)
+    assert plain == _inputs(run(b, None), check)  # no secret: the inputs as written
+    assert len({tuple(x) for x in (plain, alpha_a, beta_a, alpha_b)}) == 4, (plain, alpha_a, beta_a, alpha_b)
+    assert alpha_a == _inputs(run(a, "alpha-secret"), check)  # the same file, the same secret: the same draw
+    proc = grade("ex01", "--submission", str(spy), "--format", "json", "--show-hidden",
+                 env={"GRADE_COURSE_SECRET": "gamma-secret-value"})
+    assert "SECRET=None" in proc.stdout and "gamma-secret-value" not in proc.stdout
+
+
+def test_the_secret_file_is_read_and_never_a_worker_input(tmp_path):
+    from grader.judge import draws
+
+    class FakeCourse:
+        root = tmp_path
+
+    (tmp_path / draws.SECRET_FILE).write_text("file-secret\n")
+    saved = dict(draws._claimed)
+    try:
+        draws._claimed.clear()
+        os.environ.pop(draws.SECRET_ENV, None)
+        draws.claim_secret(FakeCourse())
+        assert draws.course_secret(FakeCourse()) == b"file-secret"
+        os.environ[draws.SECRET_ENV] = "env-secret"
+        draws.claim_secret(FakeCourse())
+        assert draws.course_secret() == b"env-secret" and draws.SECRET_ENV not in os.environ
+    finally:
+        os.environ.pop(draws.SECRET_ENV, None)
+        draws._claimed.clear()
+        draws._claimed.update(saved)
+    assert draws.Draws().seed(12) == 12 and draws.Draws(b"k", "ex02:t").seed(12) != 12
+    from grader.run.startup import fence_options  # noqa: F401  (start_zygote adds the file to `hide`)
