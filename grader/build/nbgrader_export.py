@@ -93,10 +93,25 @@ cd {folder}
 nbgrader generate_assignment ch05       # release/ch05/ch05.ipynb: 无答案、无隐藏测试 / no solutions, no hidden tests
 nbgrader generate_assignment bigram
 # 学生交回 / students hand in: submitted/<student>/<assignment>/<assignment>.ipynb
-nbgrader autograde ch05
+nbgrader autograde ch05                 # 在学生的内核里运行：不可信 / runs in the student's kernel: not trusted
 nbgrader autograde bigram
+grade batch submitted --out graded --nbgrader-db gradebook.db   # 正式分数写进 gradebook / the official scores
 nbgrader export                         # grades.csv
 ```
+
+**nbgrader 自己的 autograde 信任学生的内核**：测试单元格和学生的答案单元格在同一个命名空间里运行，
+一个替换了 `run_check` 的答案单元格就能拿走所有自动评分。正式分数来自 `grade batch`：它从
+`submitted/` 里取出答案单元格，在隔离的 worker 里运行，在 worker 之外判分，再用 `--nbgrader-db`
+写进 nbgrader 的 gradebook（测试单元格的自动分；人工给的分保留），formgrader、
+`nbgrader generate_feedback` 和 `nbgrader export` 显示的就是这些分数。
+**nbgrader's own autograde trusts the student's kernel**: the test cells run in the same
+namespace as the student's answer cells, so an answer cell that replaces `run_check` takes
+every automatic point. The official scores come from `grade batch`: it extracts the answer
+cells from `submitted/`, runs them in fenced workers, judges outside them, and with
+`--nbgrader-db` writes the scores into nbgrader's gradebook (the test cells' automatic
+scores; grades given by hand are kept), so formgrader, `nbgrader generate_feedback` and
+`nbgrader export` show them. Run `nbgrader autograde` first if you want formgrader's
+notebook views and feedback files; `grade batch` then replaces its scores.
 
 每个测试单元格调用 `grader.notebook.run_check(...)`，运行的就是 `grade` 命令用的同一个检查函数；
 隐藏测试只在 autograde 时出现。ex04 的书面回答（WHY_PARALLEL，{written} 分）需要在 formgrader 里人工评分。
