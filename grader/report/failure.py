@@ -80,10 +80,10 @@ def output_lines(output: str, lang: str) -> list[str]:
     total = getattr(output, "total", None)
     shown = output.splitlines()
     if total is not None:
-        from grader.report.humanize import count, nbytes_short
+        from grader.report.humanize import nbytes_short
 
         chars, all_lines = total
-        head = say("your_output_cut", lang, size=nbytes_short(chars), lines=count(all_lines), kept=f"{len(output):,}")
+        head = say("your_output_cut", lang, size=nbytes_short(chars), lines=f"{all_lines:,}", kept=f"{len(output):,}")
     else:
         all_lines = len(shown)
         head = say("your_output", lang)

@@ -177,7 +177,8 @@ def _cut(text: str, n: int) -> str:
         if width(out + ch) > n - 1:
             break
         out += ch
-    return out + "…"
+    out += "…"
+    return out + "”" if out.count("“") > out.count("”") else out  # a shortened quote still closes
 
 
 def student_folder(submission: Path | None) -> Path:

@@ -1,0 +1,94 @@
+"""A newcomer's day in both languages: --lang anywhere, no Chinese in English (but quotes of the
+course text), no internal names, a file that does not import said once, a report that fits a
+40-row terminal."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+INTERNAL = re.compile(r"MissingName|MissingSubmissionFile|WorkerDied|WorkerTimeout|EOFError|ImportFailed|"
+                      r"BrokenPipe|worker exited|grader-worker")
+
+
+def grade(grade_exe, *args, cwd=None, env=None):
+    import os
+
+    full = {**os.environ, **(env or {})}
+    return subprocess.run([grade_exe, *args], capture_output=True, text=True, cwd=cwd, timeout=600, env=full)
+
+
+def chinese_outside_quotes(text: str) -> list[str]:
+    """Lines of `text` with Chinese that is not inside “…” (a quote of the course text)."""
+    return [line for line in text.splitlines() if CJK.search(re.sub(r"“[^”]*”", "", line))]
+
+
+@pytest.mark.parametrize("args", [
+    ("hint", "ex01", "--level", "1", "--lang", "en"),
+    ("--lang", "en", "hint", "ex01", "--level", "1"),
+    ("list", "--lang", "en"),
+    ("list", "--lang=en"),
+    ("status", "--lang", "en"),
+])
+def test_lang_goes_before_or_after_any_command(grade_exe, root, tmp_path, args):
+    run = grade(grade_exe, *args, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "No such option" not in run.stderr
+    assert not chinese_outside_quotes(run.stdout), chinese_outside_quotes(run.stdout)
+
+
+def test_grade_lang_sets_the_language_and_the_option_wins(grade_exe, tmp_path):
+    english = grade(grade_exe, "list", cwd=tmp_path, env={"GRADE_LANG": "en"})
+    assert "Chapter 5" in english.stdout and not chinese_outside_quotes(english.stdout)
+    chinese = grade(grade_exe, "list", "--lang", "zh", cwd=tmp_path, env={"GRADE_LANG": "en"})
+    assert "第 5 章" in chinese.stdout
+
+
+def test_watch_takes_lang_after_the_command(grade_exe, tmp_path):
+    (tmp_path / "exercises").mkdir()
+    run = grade(grade_exe, "watch", "ex99", "--lang", "en", cwd=tmp_path)
+    assert run.returncode == 2 and "unknown exercise ex99" in run.stderr
+
+
+def test_grade_data_labels_follow_the_language(grade_exe, tmp_path):
+    import os
+
+    if not os.environ.get("GPT_COURSE_DATA"):
+        pytest.skip("GPT_COURSE_DATA is not set")
+    english = grade(grade_exe, "data", "--no-download", "--lang", "en", cwd=tmp_path)
+    chinese = grade(grade_exe, "data", "--no-download", "--lang", "zh", cwd=tmp_path)
+    assert english.returncode == chinese.returncode == 0, english.stderr + chinese.stderr
+    assert "path:" in english.stdout and "bytes" in english.stdout and not CJK.search(english.stdout)
+    assert "路径" in chinese.stdout and "字节" in chinese.stdout
+
+
+def test_a_syntax_error_is_said_once_with_a_caret(grade_exe, root, tmp_path):
+    source = (root / "solutions" / "ex01_windows.py").read_text(encoding="utf-8")
+    (tmp_path / "ex01_windows.py").write_text(source.replace("    windows = []", "    windows = [", 1), encoding="utf-8")
+    run = grade(grade_exe, "ex01", "--lang", "en", "--submission", str(tmp_path))
+    out = run.stdout
+    assert run.returncode == 1
+    assert out.count("SyntaxError") == 1 and out.count("windows = [") == 1, out
+    caret = out.splitlines()[out.splitlines().index(next(l for l in out.splitlines() if "windows = [" in l)) + 1]
+    assert caret.strip() == "^"
+    assert "8 check(s) could not run" in out
+    assert len(out.splitlines()) <= 10
+    assert not chinese_outside_quotes(out) and not INTERNAL.search(out + run.stderr)
+
+
+def test_a_wrong_answer_fits_a_terminal_in_english(grade_exe, root, tmp_path):
+    source = (root / "solutions" / "ex01_windows.py").read_text(encoding="utf-8")
+    wrong = source.replace("y = tokens[i + 1:i + block_size + 1]", "y = tokens[i:i + block_size]", 1)
+    assert wrong != source
+    (tmp_path / "ex01_windows.py").write_text(wrong, encoding="utf-8")
+    run = grade(grade_exe, "ex01", "--lang", "en", "--submission", str(tmp_path))
+    lines = run.stdout.splitlines()
+    assert run.returncode == 1 and len(lines) <= 40, run.stdout
+    passed = [l for l in lines if l.startswith("  ✓")]
+    assert passed and all(len(l) <= 80 for l in passed)  # a passing check: one short line
+    assert not chinese_outside_quotes(run.stdout), chinese_outside_quotes(run.stdout)
+    assert not INTERNAL.search(run.stdout + run.stderr)
+    assert "2,084" not in run.stdout and re.search(r"make_windows\(\[[^\]]*\], \d", run.stdout)
