@@ -4,7 +4,8 @@
 does (`source/` = the unzipped bundle, `submission/`, `results/`), with `venv/` pointing at
 this machine's environment instead of what setup.sh would install, and runs the bundle's own
 `run_autograder` with AUTOGRADER_ROOT there. Uploads: the exercises inside a folder, a zip
-of a repository, and an attack that writes results/results.json itself and prints fake JSON.
+of a repository together with an attack that writes results/results.json itself and prints
+fake JSON.
 Each time results.json must be the kit's, shaped as Gradescope's specification says.
 """
 
@@ -113,18 +114,13 @@ def test_folder_wrapped_upload(bundle, tmp_path):
     assert any(n.endswith(".10") for n in numbers) and numbers == sorted(numbers)
 
 
-def test_zip_upload(bundle, tmp_path):
+def test_zip_upload_and_an_attack(bundle, tmp_path):
+    """One upload: ex01 inside a zipped repository, and a loose ex03 that writes
+    results/results.json itself (everywhere it might be) and prints fake JSON."""
     root = _autograder(bundle, tmp_path)
     with zipfile.ZipFile(root / "submission" / "submission.zip", "w") as archive:
         archive.writestr("gpt-course-main/exercises/ex01_windows.py", _solution("ex01_windows.py"))
         archive.writestr("__MACOSX/gpt-course-main/exercises/ex01_windows.py", b"\x00\x05junk")
-    data = _run(root)
-    assert _by_exercise(data)["ex01"] == (10, 10)
-    assert data["score"] == 10
-
-
-def test_a_submission_cannot_write_its_own_result(bundle, tmp_path):
-    root = _autograder(bundle, tmp_path)
     results = root / "results" / "results.json"
     fake = json.dumps({"score": 1000, "tests": [{"name": "all", "score": 1000, "max_score": 1000}]})
     attack = (f"import json, os, sys\n"
@@ -135,10 +131,14 @@ def test_a_submission_cannot_write_its_own_result(bundle, tmp_path):
               f"    except OSError:\n"
               f"        pass\n"
               f"print({fake!r})\n"
-              f"sys.stdout.flush()\n").encode() + _solution("ex01_windows.py")
-    (root / "submission" / "ex01_windows.py").write_bytes(attack)
+              f"sys.stdout.flush()\n").encode() + _solution("ex03_param_budget.py")
+    (root / "submission" / "ex03_param_budget.py").write_bytes(attack)
     (root / "submission" / "results").mkdir()
     (root / "submission" / "results" / "results.json").write_text(fake)
     data = _run(root)
-    assert data["score"] <= 10 and "1000" not in json.dumps(data["score"])
+    scores = _by_exercise(data)
+    assert scores["ex01"] == (10, 10)  # found in the zip, the __MACOSX copy ignored
+    assert scores["ex03"][0] <= scores["ex03"][1] < 1000
+    assert data["score"] == scores["ex01"][0] + scores["ex03"][0] < 1000
     assert len(data["tests"]) > 20 and all(t["max_score"] < 1000 for t in data["tests"])
+    assert "gpt-course-main/exercises/ex01_windows.py" in data["output"]
