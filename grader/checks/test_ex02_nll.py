@@ -38,6 +38,7 @@ def test_forbidden_apis(student, reference):
     # Only the use of a forbidden API fails here; whether the values are right is for the
     # other checks, so a wrong answer never reads as "you broke the no-API rule".
     a_call = probe("ex02.forbidden_use", seed=7)
+    reference.observe(a_call)  # so a release records it (and the mistakes' answers) for diagnoses
     got = assert_ok(observe(student, a_call), label="stable_softmax, nll, masked_mean_nll")
     used = {name: api for name, api in got.items() if api} if isinstance(got, dict) else {}
     if not used:

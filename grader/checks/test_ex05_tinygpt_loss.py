@@ -99,8 +99,9 @@ def test_lm_loss_one_tinygpt_step(student, reference):
 @pytest.mark.points(2)
 def test_trace_shapes_course_setting(student, reference):
     """trace_shapes：5.6 的设定 B=2、T=4、C=8、V=32 | trace_shapes: section 5.6's setting"""
-    got = assert_ok(observe(student, probe("ex05.trace", B=2, T=4, C=8, V=32, labels=COURSE_LABELS)),
-                    label="trace_shapes(TinyGPT(V=32, C=8), (2, 4), (2, 4))")
+    a_call = probe("ex05.trace", B=2, T=4, C=8, V=32, labels=COURSE_LABELS)
+    reference.observe(a_call)  # so a release records it (and the mistakes' answers) for diagnoses
+    got = assert_ok(observe(student, a_call), label="trace_shapes(TinyGPT(V=32, C=8), (2, 4), (2, 4))")
     # drawn as the pipeline [B,T] → [B,T,C] → [B,T,V] → (), the expected shapes beside the
     # student's (from the setting, never inferred from the student's own `hidden`)
     student.attach("shapes", {"got": got, "expected": dict(COURSE_SHAPES)})
@@ -125,5 +126,7 @@ def test_trace_shapes_other_sizes(student, reference):
 @pytest.mark.points(2)
 def test_shape_answers(student, reference):
     """SHAPE_ANSWERS：手填 5.6 设定的形状与 n_valid | SHAPE_ANSWERS: section 5.6's shapes and n_valid by hand"""
-    got = assert_ok(observe(student, probe("ex05.shape_answers")), label="SHAPE_ANSWERS")
+    a_call = probe("ex05.shape_answers")
+    reference.observe(a_call)  # recorded in a release, for diagnoses
+    got = assert_ok(observe(student, a_call), label="SHAPE_ANSWERS")
     _check_shapes(student, got, {**COURSE_SHAPES, "n_valid": 6}, "SHAPE_ANSWERS", hand=True, reference=reference)

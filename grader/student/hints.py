@@ -1,5 +1,9 @@
 """Hints in levels: `grade hint ex03` shows the next level each time it is asked.
 
+The levels go from a question about what the check said, through what to reread, to the
+last level: the fix of each known mistake (course.toml; the same text as each mistake's
+`fix`, which a diagnosis never prints). A diagnosis points below the last level.
+
 `grade hint ex03 --level 2` shows level 2 (the level a diagnosed mistake points to: the
 report prints `提示：grade hint ex03 --level 2`). The level reached per exercise is kept in
 the student's progress file (grader.student.progress), so the next plain `grade hint ex03` goes on

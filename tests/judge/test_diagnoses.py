@@ -164,6 +164,15 @@ def test_a_mistake_must_agree_on_every_call_of_the_check():
     assert diagnosis_for(ref, seen_none) is None
 
 
+def test_an_unrecorded_answer_means_no_diagnosis_not_a_crash():
+    class Unrecorded(_FakeReference):
+        def observe_mistake(self, mistake, a_call):
+            raise RuntimeError("not recorded in this release")
+
+    ref = Unrecorded({"a": {}})
+    assert diagnosis_for(ref, [Seen(Call("p.one"), _obs(1))]) is None
+
+
 def test_one_matching_field_is_not_agreement():
     seen = Seen(Call("p"), _obs({"n_ids": 3, "decoded_equals_text": False, "decoded_sha256": "aa"}), DEFAULT_TOL)
     assert not agrees(_obs({"n_ids": 3, "decoded_equals_text": False, "decoded_sha256": "bb"}), seen)
