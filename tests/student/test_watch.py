@@ -184,3 +184,27 @@ def test_first_exercise_is_the_first_not_passed(tmp_path):
     first = COURSE.exercises[0].id
     save_state(tmp_path, {"exercises": {first: {"status": "passed", "score": 1, "max_score": 1, "time": ""}}})
     assert first_exercise(COURSE, tmp_path) == COURSE.exercises[1].id
+
+
+LOOPING = RIGHT.replace("    windows = []", "    while True:\n        pass\n    windows = []", 1)
+
+
+def test_a_save_while_a_loop_runs_cancels_the_grade_at_once(student):
+    (student / EX.file).write_text(LOOPING, encoding="utf-8")
+    term = Terminal(watch_argv("--lang", "en", "watch", "ex01", "--no-color"), student.parent)
+    try:
+        term.expect(r"… make_windows: the two windows")  # the running check is named
+        mark = term.mark()
+        (student / EX.file).write_text(RIGHT, encoding="utf-8")
+        term.expect(r"saved again: grading the new version", since=mark)
+        found = term.expect(r"graded in [0-9.]+ s", since=mark)
+        shown = term.seen[mark:].decode("utf-8", "ignore")
+        # the new file's grade, not the loop's: no time-out was waited out or shown
+        assert "timed out" not in shown and "10/10" in shown, shown
+        assert found
+        term.send(b"q")
+        assert term.wait() == 0
+    finally:
+        term.close()
+    # the cancelled grade left no attempt behind: the one recorded is the passing one
+    assert '"passed"' in (student / ".grade-state.json").read_text(encoding="utf-8")
