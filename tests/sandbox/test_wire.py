@@ -45,9 +45,14 @@ class Payload:
         return (print, ("this must never run in the judge",))
 
 
-def test_lying_numbers_become_plain_numbers():
+def test_lying_numbers_are_not_converted_but_named():
+    """An int subclass is not the contract's int (issue 10: the worker converts nothing); the
+    judge gets its type's name, compares it unequal to any number and says `int(...)`."""
+    from grader.judge.compare import compare
+
     got = to_plain(AlwaysEqual(3))
-    assert type(got) is int and got == 3 and got != 4
+    assert got == {"__unsupported__": "AlwaysEqual"}
+    assert "int(...)" in compare(3, decode(encode(got))).en
 
 
 class SneakyTensor(torch.Tensor):
