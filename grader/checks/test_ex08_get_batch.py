@@ -86,10 +86,15 @@ def start_facts(n, block_size, batch_size):
         offsets = torch.arange(block_size)  # (T,)
         rows_ok = shift_ok = isinstance(batches, list) and bool(batches)
         starts = []
+        # the shapes say HOW a batch is wrong (B and T swapped, x one id too long, …), so two
+        # different bugs never look alike here (a diagnosis compares every fact)
+        shapes = [(batch_size, block_size), (batch_size, block_size)]
         for pair in batches if isinstance(batches, list) else []:
             if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(t, torch.Tensor) for t in pair)
                     and all(tuple(t.shape) == (batch_size, block_size) for t in pair)):
                 rows_ok = shift_ok = False
+                shapes = ([tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__ for t in pair]
+                          if isinstance(pair, tuple) else type(pair).__name__)
                 break
             x, y = pair  # (B, T) each
             ix = x[:, 0].long()  # (B,)
@@ -97,7 +102,7 @@ def start_facts(n, block_size, batch_size):
             shift_ok = shift_ok and bool((y == x + 1).all())
             starts.append(ix)
         if not starts or not rows_ok:
-            return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "min_start": None,
+            return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "shapes": shapes, "min_start": None,
                     "max_start": None, "uniform_within_5_sigma": False}
         ix = torch.cat(starts)  # (n_batches * B,)
         n_starts = n - block_size  # possible starts: 0 .. n - block_size - 1
@@ -107,7 +112,7 @@ def start_facts(n, block_size, batch_size):
         total = ix.numel()
         sigma = math.sqrt(total * p * (1 - p))
         uniform = bool(inside.all()) and bool(((counts - total * p).abs() <= 5 * sigma).all())
-        return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "min_start": int(ix.min()),
+        return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "shapes": shapes, "min_start": int(ix.min()),
                 "max_start": int(ix.max()), "uniform_within_5_sigma": uniform}
 
     return facts

@@ -79,6 +79,8 @@ def init_facts(target: float, full: bool = True):
         mean, sd = float(w.mean()), float(w.std())
         band = 5 * target / math.sqrt(2 * n)
         sd_kind = "zero" if sd == 0 else "too small" if sd < target - band else "too large" if sd > target + band else "ok"
+        if sd_kind in ("too small", "too large"):  # how far off: std² and std/10 are different bugs
+            sd_kind += f" (×{sd / target:.2g})"
         stats = {"refilled": not torch.equal(after, before),
                  "mean_within_5_sigma": abs(mean) <= 5 * target / math.sqrt(n), "std": sd_kind}
         if not full:
