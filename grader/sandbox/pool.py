@@ -9,12 +9,13 @@ judge's `Worker` is the same object in both modes.
 
 Starting an interpreter and importing torch takes about as long as `import torch` itself,
 so workers are started ahead of need: `start()` launches `size` of them (they import torch
-and every probe in parallel with the judge, then wait for their setup), and each one taken
-is replaced at once, while it grades. A re-grade in `grade watch` takes a worker that has
-been ready for a while.
+and every probe in parallel with the judge, then wait for their setup). A worker done with
+(killed at the end of a grade, or after a time-out) is replaced at once, so a re-grade in
+`grade watch` takes one that has been ready for a while; while other workers are in use
+(`grade all`: one per exercise) a taken one is replaced at once too.
 
     zygote = SpawnZygote(fence={...}).start()       # one interpreter importing torch now
-    pid, channel = zygote.spawn(setup)              # a ready one gets its setup; another starts
+    pid, channel, _ = zygote.spawn(setup)           # a ready one gets its setup
     worker = Worker(zygote, folder, "ex03_params")  # as in fork mode
 
 Mode: `worker_mode()` reads `GRADE_WORKER` (`spawn` anywhere, `fork` where there is fork)
@@ -123,6 +124,7 @@ class PipeChannel:
         self._timeout: float | None = None
         self._eof = False
         self._closed = threading.Event()
+        self.on_close = None  # the pool's: a worker done with starts the next one
         threading.Thread(target=self._pump, name=f"grade-worker-{proc.pid}", daemon=True).start()
 
     def _pump(self) -> None:
@@ -181,11 +183,15 @@ class PipeChannel:
         self.tree.kill()
 
     def close(self) -> None:
+        if self._closed.is_set():
+            return
         self._closed.set()
         try:
             self.proc.stdin.close()  # a worker still waiting for a request reads EOF and exits
         except OSError:
             pass
+        if self.on_close is not None:
+            self.on_close(self)
 
 
 class _Fresh:
@@ -227,6 +233,8 @@ class SpawnZygote(Zygote):
         self._ready: list[_Fresh] = []
         self._owner: int | None = None
         self._scratch: str | None = None  # the workers' working folders (removed at close)
+        self._out: set[PipeChannel] = set()  # handed out, not closed yet
+        self._closing = False
 
     @property
     def started(self) -> bool:
@@ -257,14 +265,27 @@ class SpawnZygote(Zygote):
         problem = None
         for _ in range(2):  # one that died before its setup (killed from outside): the next
             fresh = self._ready.pop(0) if self._ready else _Fresh(self._env())
-            self._top_up()  # its replacement imports torch while this one grades
+            if self._out:  # another worker is still in use (grade all, a batch): more will be wanted
+                self._top_up()  # its replacement imports torch while this one grades
             try:
                 fresh.hand_over(body, limits)
+                self._out.add(fresh.channel)
+                fresh.channel.on_close = self._released
                 return fresh.pid, fresh.channel, None  # no dump pipe: no SIGUSR1 to ask for a stack
             except (OSError, EOFError, TimeoutError, plaincodec.DecodeError) as err:
                 fresh.kill()
                 problem = err
         raise WorkerDied(f"a fresh worker did not start ({type(problem).__name__}: {problem})")
+
+    def _released(self, channel: PipeChannel) -> None:
+        """A worker is done with: the next one starts now (a re-grade in `grade watch` finds it ready).
+
+        Not on taking the only worker in use: `grade ex03` needs one, and a second interpreter
+        importing torch beside it would slow it down on a two-core laptop.
+        """
+        self._out.discard(channel)
+        if self.started and not self._closing:
+            self._top_up()
 
     def alive(self) -> bool:
         """Always: there is no zygote process to lose (a worker that dies is replaced)."""
@@ -278,12 +299,13 @@ class SpawnZygote(Zygote):
                     end.close()
                 except OSError:
                     pass
-        self._ready, self._owner, self._scratch = [], None, None
+        self._ready, self._owner, self._scratch, self._out = [], None, None, set()
         self._shared_workers = {}
 
     def close(self) -> None:
         if not self.started:
             return
+        self._closing = True
         for proc in list(getattr(self, "_shared_workers", {}).values()):
             proc.kill()
         for fresh in self._ready:
@@ -297,4 +319,4 @@ class SpawnZygote(Zygote):
             self._leased_uid = None
         if self._scratch:
             shutil.rmtree(self._scratch, ignore_errors=True)
-        self._owner = None
+        self._owner, self._closing = None, False
