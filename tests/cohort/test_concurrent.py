@@ -105,7 +105,9 @@ def test_kill9_of_a_run_sweeps_what_it_left():
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    return make_course(tmp_path_factory.mktemp("course"))
+    # Generous limits: several runs at once on a busy machine must lose nothing to time,
+    # only (before the leases) to each other's sweeps.
+    return make_course(tmp_path_factory.mktemp("course"), timeout=30)
 
 
 def test_runs_at_once_keep_every_score(course, tmp_path):

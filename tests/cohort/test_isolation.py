@@ -1,0 +1,55 @@
+"""每个练习单独一个进程：一个练习的代码改不了另一个练习的分数。
+
+Each exercise of a submission runs in its own worker, which has run only that exercise's
+file and what it imports: an ex01 that sets torch's default dtype to float64 at import (a
+natural experiment) and patches `torch.allclose` and a builtin leaves the student's correct
+ex02 with full marks, in `grade batch` and in `grade all`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from tests.cohort.test_batch import batch
+from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, make_course
+
+MEDDLING = '''
+import builtins
+import torch
+
+torch.set_default_dtype(torch.float64)
+torch.allclose = lambda *a, **k: False
+builtins.sum = lambda *a, **k: 0
+'''
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    return make_course(tmp_path_factory.mktemp("course"))
+
+
+def _submission(folder):
+    folder.mkdir(parents=True)
+    (folder / EX01).write_text(MEDDLING + (KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / EX02).write_text((KIT / "solutions" / EX02).read_text(encoding="utf-8"), encoding="utf-8")
+    return folder
+
+
+def test_one_exercise_cannot_reach_another_in_a_batch(course, tmp_path):
+    _submission(tmp_path / "cohort" / "meddler")
+    run = batch(course, tmp_path / "cohort", tmp_path / "out")
+    assert run.returncode == 0, run.stderr[-2000:]
+    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    ex02 = {e["id"]: e for e in book["students"]["meddler"]["exercises"]}["ex02"]
+    assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
+
+
+def test_one_exercise_cannot_reach_another_in_grade_all(course, tmp_path):
+    folder = _submission(tmp_path / "sub")
+    run = subprocess.run(GRADE + ["--course", str(course), "all", "--submission", str(folder), "--format", "json"],
+                         capture_output=True, text=True, timeout=600, check=False)
+    ex02 = {e["id"]: e for e in json.loads(run.stdout)["exercises"]}["ex02"]
+    assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
