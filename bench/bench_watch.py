@@ -1,6 +1,6 @@
 """How fast does `grade watch` re-grade after a save? (issue 6: target ≤ 0.3 s on two cores)
 
-    .venv/bin/python bench/bench_watch.py [--rounds 10] [--exercise ex01] [--cores 2]
+    .venv/bin/python bench/bench_watch.py [--rounds 10] [--exercise ex01] [--cores 2] [--mode fork|spawn|both]
 
 Two measurements, printed, never asserted:
 
@@ -61,7 +61,7 @@ def read_until(fd: int, pattern: str, timeout: float, seen: bytearray) -> float:
 
 def end_to_end(exercise: str, rounds: int) -> list[tuple[float, float]]:
     """(seconds from save to report on screen, seconds the watch itself says it graded)."""
-    from grader.course import load_course
+    from grader.model.course import load_course
 
     course = load_course()
     ex = course.exercise(exercise)
@@ -71,7 +71,7 @@ def end_to_end(exercise: str, rounds: int) -> list[tuple[float, float]]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "exercises"
         shutil.copytree(course.exercises_dir, folder, ignore=shutil.ignore_patterns(".grade*", "__pycache__"))
-        argv = [sys.executable, "-c", "from grader.cli import entry; entry()", "--lang", "en", "watch", exercise,
+        argv = [sys.executable, "-c", "from grader.commands.main import entry; entry()", "--lang", "en", "watch", exercise,
                 "--submission", str(folder), "--no-color"]
         pid, fd = pty.fork()
         if pid == 0:
@@ -103,8 +103,8 @@ def end_to_end(exercise: str, rounds: int) -> list[tuple[float, float]]:
 
 
 def in_process(exercises: list[str], rounds: int) -> dict[str, list[float]]:
-    from grader.course import load_course
-    from grader.watch import WatchSession
+    from grader.model.course import load_course
+    from grader.student.watch import WatchSession
 
     course = load_course()
     session = WatchSession(course, course.solutions_dir, "en").start()
@@ -134,10 +134,19 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--also", nargs="*", default=["ex01", "ex06", "ex07", "ex08", "ex09", "ex10"],
                         help="exercises to time in process")
+    parser.add_argument("--mode", choices=["fork", "spawn", "both"], default="both",
+                        help="how workers start (GRADE_WORKER: forked, or fresh interpreters as on Windows/macOS)")
     args = parser.parse_args()
     cpus = sorted(os.sched_getaffinity(0))
     os.sched_setaffinity(0, set(cpus[: args.cores]))
     print(f"CPUs: {len(cpus)} available, pinned to {sorted(os.sched_getaffinity(0))}")
+    for mode in (["fork", "spawn"] if args.mode == "both" else [args.mode]):
+        os.environ["GRADE_WORKER"] = mode
+        print(f"\n===== workers: {mode}")
+        measure(args)
+
+
+def measure(args) -> None:
     results = end_to_end(args.exercise, args.rounds)
     print(f"\nend to end, save -> report on screen ({args.exercise}, grade watch in a pty):")
     for n, (shown, said) in enumerate(results):
@@ -146,7 +155,7 @@ def main() -> None:
     print("  " + summary([s for s, _ in results]))
     print("  target ≤ 0.300 s: " + ("met" if statistics.median([s for s, _ in results]) <= 0.3 else "NOT met"))
     course_ids = [e for e in args.also]
-    from grader.course import load_course
+    from grader.model.course import load_course
 
     known = {e.id for e in load_course().exercises}
     course_ids = [e for e in course_ids if e in known]
