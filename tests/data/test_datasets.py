@@ -320,7 +320,7 @@ def test_no_download_no_folder(tmp_path: Path) -> None:
 
 
 def test_cli_downloads_and_prints(server: _Server, tmp_path: Path) -> None:
-    env = {"XDG_CACHE_HOME": str(tmp_path), "GPT_COURSE_DATA": None}
+    env = {"XDG_CACHE_HOME": str(tmp_path), "GPT_COURSE_DATA": None, "GRADE_LANG": "en"}
     result = CliRunner().invoke(data_command, ["--url", server.url("/good/input.txt")], env=env)
     assert result.exit_code == 0, result.output
     assert str(tmp_path / "gpt-course" / "tinyshakespeare" / "input.txt") in result.output
@@ -331,7 +331,7 @@ def test_cli_dir_copies_into_cache(tmp_path: Path, corpus: bytes) -> None:
     folder = tmp_path / "data"
     folder.mkdir()
     (folder / "input.txt").write_bytes(corpus)
-    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "GPT_COURSE_DATA": None}
+    env = {"XDG_CACHE_HOME": str(tmp_path / "xdg"), "GPT_COURSE_DATA": None, "GRADE_LANG": "en"}
     result = CliRunner().invoke(data_command, ["--dir", str(folder)], env=env)
     assert result.exit_code == 0, result.output
     cached = tmp_path / "xdg" / "gpt-course" / "tinyshakespeare" / "input.txt"
@@ -342,7 +342,7 @@ def test_cli_dir_copies_into_cache(tmp_path: Path, corpus: bytes) -> None:
 
 
 def test_cli_failure_exits_1_with_message(tmp_path: Path, refused_url: str) -> None:
-    env = {"XDG_CACHE_HOME": str(tmp_path), "GPT_COURSE_DATA": None}
+    env = {"XDG_CACHE_HOME": str(tmp_path), "GPT_COURSE_DATA": None, "GRADE_LANG": "en"}
     result = CliRunner().invoke(data_command, ["--url", refused_url], env=env)
     assert result.exit_code == 1
     assert "cannot reach" in result.output and "grade data --dir" in result.output
