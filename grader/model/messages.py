@@ -125,6 +125,7 @@ def section_text(section: str, lang: str) -> str:
     text = re.sub(r"(\S+)\s*一课", r"the \1 lesson, ", text)
     text = text.replace("」「", "」, 「").replace("「", "“").replace("」", "”")
     text = re.sub(r"\s*、\s*", ", ", text)
+    text = re.sub(r"”\s*[与和及]\s*“", "” and “", text)  # between two quotes, outside them
     text = re.sub(r",\s*,", ",", re.sub(r"\s+", " ", text)).strip().rstrip(",")
     return f"section {text}" if text[:1].isdigit() else text
 

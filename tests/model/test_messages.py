@@ -130,3 +130,26 @@ def test_every_failure_message_in_a_check_has_both_languages(ex):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "fail":
             given = list(node.args[:2]) + [k.value for k in node.keywords if k.arg in ("zh", "en")]
             assert len(given) >= 2, f"{ex.id} line {node.lineno}: fail() needs zh and en"
+
+
+def test_every_section_reads_in_english_but_its_quotes():
+    import re
+
+    from grader.model.course import load_course
+    from grader.model.messages import section_text
+
+    cjk = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+    course = load_course()
+    sections = {ex.section for ex in course.exercises}
+    for ex in course.exercises:
+        from grader.judge.mistakes import mistakes_for
+
+        try:
+            sections |= {m.section for m in mistakes_for(ex.id)}
+        except Exception:  # a release without the mistakes' code: the course's sections are enough
+            pass
+    for section in sections:
+        english = section_text(section, "en")
+        assert not cjk.search(re.sub(r"“[^”]*”", "", english)), (section, english)
+        assert section_text(section, "zh") == section
+    assert section_text("5.2、5.7 练习 1", "en") == "section 5.2, 5.7 exercise 1"
