@@ -121,11 +121,14 @@ def section_text(section: str, lang: str) -> str:
         return section
     import re
 
-    text = re.sub(r"练习\s*(\d+)", r"exercise \1", section)
-    text = re.sub(r"(\S+)\s*一课", r"the \1 lesson, ", text)
-    text = text.replace("」「", "」, 「").replace("「", "“").replace("」", "”")
-    text = re.sub(r"\s*、\s*", ", ", text)
-    text = re.sub(r"”\s*[与和及]\s*“", "” and “", text)  # between two quotes, outside them
+    parts = re.split(r"(「[^」]*」)", section)  # quotes of the course text stay as they are
+    for i in range(0, len(parts), 2):  # the words around the quotes
+        text = re.sub(r"练习\s*(\d+)", r"exercise \1", parts[i])
+        text = re.sub(r"(\S+)\s*一课", r"the \1 lesson, ", text)
+        text = re.sub(r"\s*、\s*", ", ", text)
+        parts[i] = re.sub(r"\s*[与和及]\s*", " and ", text)
+    text = ", ".join(p.strip() for p in parts if p.strip()) if len(parts) > 1 else parts[0]
+    text = text.replace("「", "“").replace("」", "”").replace(", and,", " and")
     text = re.sub(r",\s*,", ",", re.sub(r"\s+", " ", text)).strip().rstrip(",")
     return f"section {text}" if text[:1].isdigit() else text
 
