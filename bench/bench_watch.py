@@ -59,7 +59,7 @@ def read_until(fd: int, pattern: str, timeout: float, seen: bytearray) -> float:
                        + seen[-2000:].decode("utf-8", "ignore"))
 
 
-def end_to_end(exercise: str, rounds: int) -> list[tuple[float, float]]:
+def end_to_end(exercise: str, rounds: int, pause: float = 0.3) -> list[tuple[float, float]]:
     """(seconds from save to report on screen, seconds the watch itself says it graded)."""
     from grader.model.course import load_course
 
@@ -82,7 +82,7 @@ def end_to_end(exercise: str, rounds: int) -> list[tuple[float, float]]:
         try:
             read_until(fd, r"graded in [0-9.]+ s", 120, seen)
             for i in range(rounds):
-                time.sleep(0.3)  # let the previous report settle
+                time.sleep(pause)  # let the previous report settle (a student edits for longer)
                 text = wrong if i % 2 == 0 else right
                 mark = len(seen)
                 saved = time.monotonic()
@@ -134,6 +134,8 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--also", nargs="*", default=["ex01", "ex06", "ex07", "ex08", "ex09", "ex10"],
                         help="exercises to time in process")
+    parser.add_argument("--pause", type=float, default=0.3,
+                        help="seconds between a report and the next save (spawned workers start in the pause)")
     parser.add_argument("--mode", choices=["fork", "spawn", "both"], default="both",
                         help="how workers start (GRADE_WORKER: forked, or fresh interpreters as on Windows/macOS)")
     args = parser.parse_args()
@@ -147,7 +149,7 @@ def main() -> None:
 
 
 def measure(args) -> None:
-    results = end_to_end(args.exercise, args.rounds)
+    results = end_to_end(args.exercise, args.rounds, args.pause)
     print(f"\nend to end, save -> report on screen ({args.exercise}, grade watch in a pty):")
     for n, (shown, said) in enumerate(results):
         print(f"  save {n + 1:>2} ({'wrong' if n % 2 == 0 else 'right'}): {shown:.3f} s on screen, "
