@@ -38,6 +38,12 @@ class WorkerDied(Exception):
 def _zygote_main(sock: socket.socket) -> None:
     """Import what every worker needs, then fork a worker per request."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped automatically
+    # A worker in a PID namespace of its own runs the student's code in its child (pid 1 there,
+    # grader.sandbox.pidns); when the judge kills the group, that child is reparented here, not
+    # to the machine's init, and the reaper above reaps it: no zombie is left behind.
+    from grader.sandbox.pidns import become_subreaper
+
+    become_subreaper()
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the judge's to handle
     import torch
 
