@@ -126,13 +126,24 @@ def _attrs(space) -> dict:
         return {}
 
 
+class _Func(tuple):
+    """A function with what makes it what it is: (function, code, defaults, keyword defaults)."""
+
+
 def _fingerprint(value):
-    """The identities that make a function or class what it is."""
-    code = getattr(value, "__code__", None)
-    if code is not None:
-        return (id(value), id(code), id(getattr(value, "__defaults__", None)),
-                id(getattr(value, "__kwdefaults__", None)))
-    return id(value)
+    """The objects that make a binding what it is (compared by identity, never with ==;
+    no `id()`, which is itself an audited event)."""
+    if type(value).__name__ == "function":
+        return _Func((value, value.__code__, value.__defaults__, value.__kwdefaults__))
+    return value
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    if type(a) is _Func and type(b) is _Func:
+        return a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] is b[3]
+    return False
 
 
 class Guard:
@@ -184,10 +195,16 @@ class Guard:
         return spaces
 
     def _state(self) -> dict:
-        state = {name: {k: _fingerprint(v) for k, v in _attrs(space).items()} for name, space in self._watched.items()}
-        state["sys.modules"] = {k: id(v) for k, v in list(sys.modules.items())}
-        state["sys.meta_path"] = {str(i): id(v) for i, v in enumerate(sys.meta_path)}
-        state["sys.path_hooks"] = {str(i): id(v) for i, v in enumerate(sys.path_hooks)}
+        """Every watched binding. Functions of the grader carry their code and defaults; the
+        rest (torch's, builtins) is compared by identity alone: assigning a `__code__` is
+        refused by the audit hook."""
+        state = {}
+        for name, space in self._watched.items():
+            attrs = _attrs(space)
+            state[name] = {k: _fingerprint(v) for k, v in attrs.items()} if name.startswith("grader") else attrs
+        state["sys.modules"] = dict(sys.modules)
+        state["sys.meta_path"] = dict(enumerate(sys.meta_path))
+        state["sys.path_hooks"] = dict(enumerate(sys.path_hooks))
         return state
 
     def _take(self) -> dict:
@@ -209,7 +226,9 @@ class Guard:
                 except AttributeError:
                     pass
         hidden = {id(m) for m in self.modules.values()}
-        for mod in list(sys.modules.values()):  # `import grader.sandbox.wire as wire` elsewhere
+        for name, mod in list(sys.modules.items()):  # `import grader.sandbox.wire as wire` elsewhere in the grader
+            if not (name.startswith("grader") or name == "__main__"):
+                continue
             for attr, value in list(_attrs(mod).items()):
                 if id(value) in hidden:
                     try:
@@ -250,8 +269,10 @@ class Guard:
             refused.append(what)
             raise PermissionError(f"评分进程不允许：{what} / not allowed while grading: {what}")
 
+        hooked = frozenset(_REFUSED_EVENTS) | {"object.__getattr__", "object.__setattr__", "import", "open"}
+
         def hook(event, args):
-            if busy[0]:
+            if event not in hooked or busy[0]:  # first: every audited event comes here (id() too)
                 return
             busy[0] = True
             try:
@@ -303,14 +324,14 @@ class Guard:
             after = now.get(space, {})
             if space.startswith("sys."):
                 if space == "sys.modules":
-                    found += [f"changed: sys.modules[{k!r}]" for k, ident in before.items() if after.get(k) != ident]
-                elif after != before:
+                    found += [f"changed: sys.modules[{k!r}]" for k, mod in before.items() if after.get(k) is not mod]
+                elif len(after) != len(before) or any(after.get(k) is not v for k, v in before.items()):
                     found.append(f"changed: {space}")
                 continue
-            for key, ident in before.items():
+            for key, kept in before.items():
                 if key not in after:
                     found.append(f"removed: {space}.{key}")
-                elif after[key] != ident and not self._torch_rewrap(space, key):
+                elif not _same(after[key], kept) and not self._torch_rewrap(space, key):
                     found.append(f"changed: {space}.{key}")
         for item in found:
             if item not in self._reported:

@@ -8,8 +8,20 @@ student's own uid in the grader's PID namespace and can signal the grader's proc
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    """Orphans below this process (a worker's pid-1 child whose parent was killed first) are
+    reparented to it instead of the machine's init (which may reap them late, or never)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def become_init(report: dict, keep: set[int], mount_proc=None, on_parent=None) -> None:
