@@ -6,38 +6,73 @@ check is written once and judges a worker, an in-process module or recorded answ
 
 from __future__ import annotations
 
+import os
 import types
 from pathlib import Path
 
-from grader.model.calls import Call, Observation
+from grader.model.calls import Call, Observation, _clean
 from grader.sandbox import Worker, WorkerDied, WorkerTimeout, Zygote, run_request
 
 
-def _error(kind: str, message: str) -> Observation:
+def _error(kind: str, message: str, **more) -> Observation:
     return Observation(ok=False, error={"type": kind, "mro": [kind], "message": message, "traceback": "",
-                                        "not_implemented": False})
+                                        "not_implemented": False, **more})
+
+
+def _exit_of(status: int | None) -> dict:
+    """A worker's wait status as plain data: `{"signal": "SIGSEGV"}` or `{"exit_code": 3}`."""
+    import signal
+
+    if status is None:
+        return {}
+    if os.WIFSIGNALED(status):
+        try:
+            return {"signal": signal.Signals(os.WTERMSIG(status)).name}
+        except ValueError:
+            return {"signal": f"signal {os.WTERMSIG(status)}"}
+    return {"exit_code": os.WEXITSTATUS(status)} if os.WIFEXITED(status) else {}
+
 
 
 class WorkerSubject:
     """A submission's exercise, run in worker processes forked from the zygote."""
 
     def __init__(self, zygote: Zygote, folder: Path, module: str, on_progress=None):
-        self.folder = str(Path(folder).resolve())
+        # As given, never resolved: a folder that is (or sits behind) a link is refused by the
+        # worker's intake, not followed to wherever it points (grader.sandbox.intake).
+        self.folder = os.path.abspath(folder)
         self.module = module
+        self.tampered: list[str] = []  # what the worker's guard saw changed (grader.sandbox.guard)
         self._worker = Worker(zygote, self.folder, module)
         self.on_progress = on_progress  # (label, done, total) while a long call runs
 
     def observe(self, a_call: Call, timeout: float) -> Observation:
+        from grader.sandbox.tracebacks import where_from_dump
+
         report = None
         if self.on_progress is not None:
             on_progress = self.on_progress
             report = lambda done, total: on_progress(a_call.label, done, total)  # noqa: E731
         try:
-            return Observation.from_answer(self._worker.run(a_call.request(), timeout, report))
-        except WorkerTimeout:
-            return _error("Timeout", f"{timeout:g} s")
+            answer = self._worker.run(a_call.request(), timeout, report)
+            self._note_tampering(answer)
+            return Observation.from_answer(answer)
+        except WorkerTimeout as err:
+            _, where = where_from_dump(err.dump, self.folder)
+            if err.args and err.args[0] == "import":  # the file itself never finished importing
+                return _error("Timeout", f"{timeout:g} s", traceback=where, import_error=True)
+            return _error("Timeout", f"{timeout:g} s", traceback=where)
         except WorkerDied as err:
-            return _error("WorkerDied", str(err))
+            fatal, where = where_from_dump(err.dump, self.folder)
+            return _error("WorkerDied", str(err), traceback=where, fatal=fatal, **_exit_of(err.status))
+
+    def _note_tampering(self, answer: dict) -> None:
+        found = answer.get("tampered")
+        if isinstance(found, list):
+            for item in found[:20]:
+                text = _clean(item)[:200] if isinstance(item, str) else "?"
+                if text and text not in self.tampered:
+                    self.tampered.append(text)
 
     def close(self) -> None:
         self._worker.kill()

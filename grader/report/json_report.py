@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 
 from grader.model.results import ExerciseResult
+from grader.report.review import review_dict
 from grader.report.student_view import for_student
 from grader.report.text import check_message
 
@@ -35,9 +36,10 @@ def as_json_dict(results: list[ExerciseResult], lang: str = "zh", *, instructor:
             "diagnosis": c.finding.diagnosis["id"] if c.finding and c.finding.diagnosis else None,
         } for c in result.checks]
         exercises.append({"id": result.exercise.id, "title": result.exercise.title(lang), "status": result.status,
-                          "score": result.score, "max_score": result.max_score, "checks": checks})
+                          "score": result.score, "max_score": result.max_score, "checks": checks,
+                          "review": list(result.review)})
     book = {"score": sum(e["score"] for e in exercises), "max_score": sum(e["max_score"] for e in exercises),
-            "exercises": exercises}
+            "review": review_dict(results), "exercises": exercises}
     if instructor:
         book["instructor"] = instructor_view(full, lang)
     return book

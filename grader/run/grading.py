@@ -6,6 +6,7 @@ or the checks are loaded here, so workers forked from it hold none of them.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         references, recorded = references_for(course)
         freeze_loaded()
         with LiveProgress(enabled=None if fmt == "text" else False, lang=lang) as live:
-            session = GradingSession(course, ids, submission=folder.resolve(), zygote=zygote, references=references,
+            session = GradingSession(course, ids, submission=Path(os.path.abspath(folder)), zygote=zygote, references=references,
                                      lang=lang, corpus=corpus_provider(course), public_only=recorded, on_progress=live)
             results = run_checks(session)
     finally:

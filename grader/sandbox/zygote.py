@@ -22,22 +22,40 @@ import struct
 import time
 
 import grader.sandbox.plaincodec as plaincodec
+import grader.sandbox.exits as exits
 from grader.sandbox.framing import recv_exact, send_frame
 from grader.sandbox.limits import DEFAULT_LIMITS, MAX_ANSWER_BYTES
 
 
 
 class WorkerTimeout(Exception):
-    """The call ran past its time limit; the worker was killed."""
+    """The call ran past its time limit; the worker was killed.
+
+    `dump` is the stack faulthandler wrote when the judge asked (SIGUSR1) just before the kill.
+    """
+
+    def __init__(self, limit, dump: str = ""):
+        super().__init__(limit)
+        self.dump = dump
 
 
 class WorkerDied(Exception):
-    """The worker exited or sent something that is not plain data."""
+    """The worker exited or sent something that is not plain data.
+
+    `status` is the worker's wait status when it exited (the zygote, its parent, reports it:
+    `os.WTERMSIG(status)` is 11 for a segfault), `dump` what faulthandler wrote as it died.
+    """
+
+    def __init__(self, message: str, dump: str = "", status: int | None = None):
+        super().__init__(message)
+        self.dump = dump
+        self.status = status
 
 
 def _zygote_main(sock: socket.socket) -> None:
     """Import what every worker needs, then fork a worker per request."""
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers are reaped automatically
+    status_fds: dict[int, int] = {}  # worker pid -> the pipe its exit status is written to
+    signal.signal(signal.SIGCHLD, exits.reaper(status_fds))
     # A worker in a PID namespace of its own runs the student's code in its child (pid 1 there,
     # grader.sandbox.pidns); when the judge kills the group, that child is reparented here, not
     # to the machine's init, and the reaper above reaps it: no zombie is left behind.
@@ -54,25 +72,34 @@ def _zygote_main(sock: socket.socket) -> None:
 
     while True:
         try:
-            header, fds, _, _ = socket.recv_fds(sock, 4, 1)
+            header, fds, _, _ = socket.recv_fds(sock, 4, 2)
         except OSError:
             os._exit(0)
         if len(header) < 4:
             os._exit(0)  # the judge has gone
         (n,) = struct.unpack("!I", header)
         setup = json.loads(_recv_exact(sock, n))
+        dump_fd = fds[1] if len(fds) > 1 else None
+        # SIGCHLD waits until the new pid is in status_fds (a worker may die at once)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         pid = os.fork()
         if pid == 0:
             sock.close()
+            for fd in status_fds.values():
+                os.close(fd)
             os.setpgid(0, 0)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
             from grader.sandbox.worker import serve
 
             try:
-                serve(socket.socket(fileno=fds[0]), setup)
+                serve(socket.socket(fileno=fds[0]), setup, dump_fd=dump_fd)
             finally:
                 os._exit(0)
         os.close(fds[0])
+        if dump_fd is not None:
+            status_fds[pid] = dump_fd
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         try:
             os.setpgid(pid, pid)
         except OSError:
@@ -136,18 +163,25 @@ class Zygote:
         self._sock, self.pid = ours, pid
         return self
 
-    def spawn(self, setup: dict) -> tuple[int, socket.socket]:
-        """Fork a worker; returns its pid and the judge's end of its socket."""
+    def spawn(self, setup: dict) -> tuple[int, socket.socket, int]:
+        """Fork a worker; returns its pid, the judge's end of its socket, and the read end of its
+        dump pipe (faulthandler's stacks from the worker, then its exit status from the zygote)."""
         self.start()
         judge_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        dump_read, dump_write = os.pipe()
+        os.set_blocking(dump_read, False)
         body = json.dumps({**setup, "fence": {**self.fence, **(setup.get("fence") or {})}}).encode()
         try:
-            socket.send_fds(self._sock, [struct.pack("!I", len(body))], [worker_end.fileno()])
+            socket.send_fds(self._sock, [struct.pack("!I", len(body))], [worker_end.fileno(), dump_write])
             self._sock.sendall(body)
             (pid,) = struct.unpack("!I", self._recv(4))
+        except BaseException:
+            os.close(dump_read)
+            raise
         finally:
             worker_end.close()
-        return pid, judge_end
+            os.close(dump_write)
+        return pid, judge_end, dump_read
 
     def _recv(self, n: int) -> bytes:
         data = b""
@@ -178,9 +212,17 @@ class Zygote:
 class _Process:
     """One worker process; the Workers of one submission (one per exercise) share it."""
 
-    def __init__(self, pid: int, sock: socket.socket):
-        self.pid, self.sock = pid, sock
+    def __init__(self, pid: int, sock: socket.socket, dump_fd: int | None = None):
+        self.pid, self.sock, self.dump_fd = pid, sock, dump_fd
         self.imported: set[str] = set()
+
+    def stack(self) -> str:
+        """Ask the hung worker where it is (faulthandler answers SIGUSR1 on the dump pipe)."""
+        return exits.ask_stack(self.pid, self.dump_fd)
+
+    def ended(self) -> tuple[str, int | None]:
+        """After the worker's socket closed: what faulthandler said, and the exit status."""
+        return exits.ended(self.dump_fd)
 
     def kill(self) -> None:
         if self.sock is not None:
@@ -191,15 +233,18 @@ class _Process:
                 pass
             self.sock.close()
             self.sock = None
+        if self.dump_fd is not None:
+            os.close(self.dump_fd)
+            self.dump_fd = None
 
 
 class Worker:
     """The judge's handle on the worker that runs one exercise of one submission.
 
-    The exercises of one submission share one worker process (one fork per student, not
-    one per exercise); each exercise's module is imported in it on first use, timed on its
-    own. Whatever one exercise's code does to the process can only change that same
-    student's answers. A time-out or a crash kills the process; the next call starts a
+    Each exercise of a submission has its own worker process (a fork costs milliseconds),
+    which imports that exercise's module first, timed on its own: whatever one exercise's
+    code does to the process (torch's default dtype, a patched builtin) reaches no other
+    exercise's checks. A time-out or a crash kills the process; the next call starts a
     fresh one.
     """
 
@@ -213,6 +258,8 @@ class Worker:
                       "pieces": list(pieces)}
         # Exercises share a worker only when they hold the same pieces of earlier exercises
         # (none for most): a worker grading ex08 never holds the correct get_batch.
+        # One process per exercise of a submission: it has run only that exercise's file and
+        # what the file imports, so nothing one exercise does at import reaches another's checks.
         self._key = (submission, module, json.dumps(self.setup["limits"], sort_keys=True), pieces)
         self._proc: _Process | None = None
         self._import_timed_out = False
@@ -235,15 +282,15 @@ class Worker:
     def _ensure(self, deadline: float) -> float:
         """A live worker that has imported this exercise's module; the call's deadline, moved on by
         the time spent waiting for a worker to start."""
-        if self._import_timed_out:
-            raise WorkerTimeout("import")  # the module never finishes importing: do not wait again
+        if self._import_timed_out:  # the module never finishes importing: do not wait again
+            raise WorkerTimeout("import", getattr(self, "_import_dump", ""))
         pool = self._shared()
         proc = pool.get(self._key)
         if proc is None or proc.sock is None:
             waited = time.monotonic()
-            pid, sock = self.zygote.spawn(self.setup)  # imports self.module first
+            pid, sock, dump_fd = self.zygote.spawn(self.setup)  # imports self.module first
             deadline += time.monotonic() - waited  # waiting for a worker to start is not the student's time
-            proc = pool[self._key] = _Process(pid, sock)
+            proc = pool[self._key] = _Process(pid, sock, dump_fd)
         else:
             if self.module in proc.imported:
                 self._proc = proc
@@ -258,11 +305,13 @@ class Worker:
             _recv_until(proc.sock, deadline)
         except (TimeoutError, socket.timeout):
             self._import_timed_out = True
+            self._import_dump = proc.stack()
             self.kill()
-            raise WorkerTimeout("import") from None
+            raise WorkerTimeout("import", self._import_dump) from None
         except (EOFError, OSError) as err:
+            dump, status = proc.ended()
             self.kill()
-            raise WorkerDied(f"worker exited while importing ({type(err).__name__})") from None
+            raise WorkerDied(f"worker exited while importing ({type(err).__name__})", dump, status) from None
         proc.imported.add(self.module)
         return deadline
 
@@ -295,11 +344,13 @@ class Worker:
         try:
             blob = _recv_until(self._sock, deadline)
         except (TimeoutError, socket.timeout):
+            dump = self._proc.stack()
             self.kill()
-            raise WorkerTimeout(timeout) from None
+            raise WorkerTimeout(timeout, dump) from None
         except (EOFError, OSError) as err:
+            dump, status = self._proc.ended()
             self.kill()
-            raise WorkerDied(f"worker exited ({type(err).__name__})") from None
+            raise WorkerDied(f"worker exited ({type(err).__name__})", dump, status) from None
         try:
             return plaincodec.decode(blob)
         except plaincodec.DecodeError as err:
