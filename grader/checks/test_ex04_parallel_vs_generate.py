@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from grader.judge import assert_ok, call, fail, observe, probe, read, same
-from grader.probes.ex04 import expected_frequencies
+from grader.fixtures.ex04 import expected_frequencies
 
 pytestmark = pytest.mark.exercise("ex04")
 

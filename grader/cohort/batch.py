@@ -87,7 +87,7 @@ def check_out(root: Path, out: Path) -> None:
 
 def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tuple[int, int] = (1, 1),
               ids: list[str] | None = None, lang: str = "zh", formats: list[str] | None = None,
-              progress: bool | None = None, echo=None) -> dict:
+              progress: bool | None = None) -> dict:
     """Grade every student under `root` into `out`; returns the gradebook (also written)."""
     root, out = Path(root).resolve(), Path(out).resolve()
     check_out(root, out)

@@ -193,12 +193,3 @@ def forbidden_use(mod, seed=0):
     return out
 
 
-def random_case(seed, n, v, scale=3.0, n_ignored=0, ignore_index=-100):
-    """Deterministic (logits, labels) for the checks: [n, v] floats, [n] labels with n_ignored ignored."""
-    g = torch.Generator().manual_seed(seed)
-    z = torch.randn(n, v, generator=g) * scale  # (N, V)
-    y = torch.randint(v, (n,), generator=g)  # (N,)
-    if n_ignored:
-        pos = torch.randperm(n, generator=g)[:n_ignored]
-        y[pos] = ignore_index
-    return z, y

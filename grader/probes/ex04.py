@@ -14,20 +14,7 @@ lengths. The judge's global RNG is never touched (forked where a model is initia
 import torch
 import torch.nn as nn
 
-
-class MixModel(nn.Module):
-    """logits[b, t] = A[idx[b, t]] + mean_s B[idx[b, s]]  (not causal on purpose)."""
-
-    def __init__(self, vocab_size, seed, scale=2.0):
-        super().__init__()
-        g = torch.Generator().manual_seed(seed)
-        self.A = nn.Parameter(torch.randn(vocab_size, vocab_size, generator=g) * scale, requires_grad=False)  # (V, V)
-        self.B = nn.Parameter(torch.randn(vocab_size, vocab_size, generator=g) * scale, requires_grad=False)  # (V, V)
-
-    def forward(self, idx):
-        own = self.A[idx]  # (B, t, V)
-        context = self.B[idx].mean(dim=1, keepdim=True)  # (B, 1, V)
-        return own + context  # (B, t, V)
+from grader.fixtures.ex04 import MixModel
 
 
 def Recorder(model, lengths: list):  # noqa: N802 - builds a model
@@ -120,8 +107,3 @@ def generate_samples(mod, temperature, n=4000, vocab_size=5, gseed=0):
         return mod.generate(model, idx, 1, temperature=temperature, generator=torch.Generator().manual_seed(gseed))
 
 
-def expected_frequencies(temperature, vocab_size=5):
-    """The softmax the sampler should follow (for the statistical check)."""
-    model = MixModel(vocab_size, seed=3, scale=1.0)
-    logits = model(torch.full((1, 2), 1, dtype=torch.long))[0, -1] / temperature  # (V,)
-    return torch.softmax(logits, dim=-1)  # (V,)

@@ -13,49 +13,13 @@ generator of the process is left as it was.
 
 from __future__ import annotations
 
-import contextlib
-
 import torch
 
-from grader.pieces import imported_from_earlier, piece
+from grader.pieces import piece
 from grader.probes._data import lesson_splits
-from grader.probes.common import _attribute
+from grader.probes.common import attribute, swapped
 
 K = 16  # ids per split
-_MISSING = object()
-
-
-@contextlib.contextmanager
-def swapped(mod, fn_name: str, **names):
-    """Replace module globals (`get_batch`, …) for one call, restoring them after.
-
-    Only a name the module imported from an earlier exercise is replaced
-    (`grader.pieces.imported_from_earlier`): a `get_batch` or `estimate_loss` written in the
-    file being graded is graded as written, and a name the file lacks stays missing.
-    Besides the module itself, a known mistake's override function reads its globals from
-    its own `grader.mistakes.exNN` module: those are swapped too, so a mistake's variant
-    sees exactly the pieces the student's code sees.
-    """
-    spaces = [vars(mod)]
-    fn = getattr(mod, fn_name, None)
-    own = getattr(fn, "__globals__", None)
-    if isinstance(own, dict) and own is not vars(mod) and str(own.get("__name__", "")).startswith("grader.mistakes."):
-        spaces.append(own)
-    saved = []
-    for space in spaces:
-        for key, value in names.items():
-            if not imported_from_earlier(space.get(key)):
-                continue
-            saved.append((space, key, space.get(key, _MISSING)))
-            space[key] = value
-    try:
-        yield
-    finally:
-        for space, key, old in reversed(saved):
-            if old is _MISSING:
-                space.pop(key, None)
-            else:
-                space[key] = old
 
 
 def _recorder_class(log: list):
@@ -86,7 +50,7 @@ def _recorder_class(log: list):
 def _run(mod, seed=0, names=("train", "val"), lengths=(300, 120), block_size=8, batch_size=4,
          eval_iters=10, mode="train", use_generator=True):
     """Call the student's estimate_loss once; return (result, the forward log, model.training after)."""
-    estimate = _attribute(mod, "estimate_loss")
+    estimate = attribute(mod, "estimate_loss")
     log: list = []
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -121,7 +85,7 @@ def lesson_step0(mod, corpus_path):
     """The lesson's step 0: torch.manual_seed(1337), a fresh bigram model, then
     estimate_loss on tiny Shakespeare with the global generator (eval_iters=200, B=32, T=8),
     rounded to 4 decimals like the lesson's table."""
-    estimate = _attribute(mod, "estimate_loss")
+    estimate = attribute(mod, "estimate_loss")
     train_data, val_data, vocab_size = lesson_splits(corpus_path)
     splits = {"train": train_data, "val": val_data}
     threads = torch.get_num_threads()

@@ -28,8 +28,8 @@ import torch
 
 from grader.pieces import imported_from_earlier, piece
 from grader.probes._data import lesson_splits
-from grader.probes.common import _attribute
-from grader.probes.ex11 import swapped
+from grader.probes.common import attribute
+from grader.probes.common import swapped
 
 LESSON_STEPS = (0, 300, 600, 900, 2700)
 # The short run the structural checks watch (fast; every argument away from its default,
@@ -137,7 +137,7 @@ def _watched_model(mod, watch: _Watch):
 
 def _run(mod, corpus_path, settings: dict, progress=None, extra_vocab: int = 0) -> dict:
     """Run the student's train_bigram once for these settings (cached per subject)."""
-    train_bigram = _attribute(mod, "train_bigram")
+    train_bigram = attribute(mod, "train_bigram")
     key = (mod.__name__, id(train_bigram), corpus_path, tuple(sorted(settings.items())), extra_vocab)
     if key in _cache:
         kept = _cache[key][1]

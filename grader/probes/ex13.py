@@ -8,26 +8,26 @@ get the contract's type).
 
 from __future__ import annotations
 
-from grader.probes.common import _attribute
+from grader.probes.common import attribute
 
 
 def train(mod, text, vocab_size):
     """train_bpe(text, vocab_size), as returned."""
-    return _attribute(mod, "train_bpe")(text, vocab_size)
+    return attribute(mod, "train_bpe")(text, vocab_size)
 
 
 def encode(mod, text, merges):
     """bpe_encode(text, merges), as returned (`merges` given as the contract's tuples)."""
-    return _attribute(mod, "bpe_encode")(text, [(tuple(pair), idx) for pair, idx in merges])
+    return attribute(mod, "bpe_encode")(text, [(tuple(pair), idx) for pair, idx in merges])
 
 
 def decode(mod, ids, merges):
     """bpe_decode(ids, merges)."""
-    return _attribute(mod, "bpe_decode")(list(ids), [(tuple(pair), idx) for pair, idx in merges])
+    return attribute(mod, "bpe_decode")(list(ids), [(tuple(pair), idx) for pair, idx in merges])
 
 
 def roundtrip(mod, train_text, vocab_size, texts):
     """With the student's own merges: decode(encode(t)) for every t (should give t back)."""
-    merges = _attribute(mod, "train_bpe")(train_text, vocab_size)
-    enc, dec = _attribute(mod, "bpe_encode"), _attribute(mod, "bpe_decode")
+    merges = attribute(mod, "train_bpe")(train_text, vocab_size)
+    enc, dec = attribute(mod, "bpe_encode"), attribute(mod, "bpe_decode")
     return [dec(enc(t, merges), merges) for t in texts]
