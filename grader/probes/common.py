@@ -39,7 +39,8 @@ def swapped(mod, fn_name: str, **names):
 
     Only a name the module imported from an earlier exercise is replaced
     (`grader.pieces.imported_from_earlier`): a `get_batch` or `estimate_loss` written in the
-    file being graded is graded as written, and a name the file lacks stays missing.
+    file being graded is graded as written; a name the file lacks (an earlier exercise's
+    notebook cell that failed, say) is supplied, so an earlier bug is not charged twice.
     Besides the module itself, a known mistake's override function reads its globals from
     its own `grader.mistakes.exNN` module: those are swapped too, so a mistake's variant
     sees exactly the pieces the student's code sees.
@@ -52,8 +53,8 @@ def swapped(mod, fn_name: str, **names):
     saved = []
     for space in spaces:
         for key, value in names.items():
-            if not imported_from_earlier(space.get(key)):
-                continue
+            if key in space and not imported_from_earlier(space[key]):
+                continue  # written in the file being graded: graded as written
             saved.append((space, key, space.get(key, _MISSING)))
             space[key] = value
     try:
