@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 
 from grader.model.results import ExerciseResult
-from grader.report.details import failure_text, is_error
+from grader.report.details import automatic_checks, failure_text, is_error
 from grader.report.review import reasons_of, reasons_text
 
 
@@ -44,23 +44,19 @@ def classroom_dict(results: list[ExerciseResult], lang: str = "zh") -> dict:
     "status": "pass", "score": 1, …}, {"name": "ex01 随机输入", "status": "fail", "score": 0, …}]}
     """
     tests = []
-    for result in results:
-        ex = result.exercise
-        for check in result.checks:
-            if check.manual:
-                continue
-            tests.append({
-                "name": f"{ex.id} {check.title(lang)}",
-                "status": _status(check),
-                "score": check.points,
-                "max_score": check.max_points,
-                "message": "" if check.passed else failure_text(check, lang),
-                "test_code": "" if check.passed else f"grade {ex.id}",  # the reporter prints it under the test
-                "filename": f"exercises/{ex.file}",
-                "line_no": 0,
-                "execution_time": round(check.seconds, 3),
-                "duration": int(round(check.seconds * 1000)),
-            })
+    for ex, check in automatic_checks(results):
+        tests.append({
+            "name": f"{ex.id} {check.title(lang)}",
+            "status": _status(check),
+            "score": check.points,
+            "max_score": check.max_points,
+            "message": "" if check.passed else failure_text(check, lang),
+            "test_code": "" if check.passed else f"grade {ex.id}",  # the reporter prints it under the test
+            "filename": f"exercises/{ex.file}",
+            "line_no": 0,
+            "execution_time": round(check.seconds, 3),
+            "duration": int(round(check.seconds * 1000)),
+        })
     reasons = reasons_of(results)
     if reasons:  # no points of its own: the mark and its reasons where the reporter shows messages
         tests.append({"name": "review", "status": "fail", "score": 0, "max_score": 0,

@@ -14,7 +14,15 @@ from grader.report.text import check_message
 # A check that could not run to a verdict (JUnit <error>, Classroom "error"), as opposed to a
 # wrong answer: the student's code crashed, raised, ran past its limit, or the grader or the
 # lesson's data failed.
-ERROR_KINDS = frozenset({"error", "crash", "timeout", "grader_error", "data"})
+ERROR_KINDS = frozenset({"error", "crash", "timeout", "grader_error", "data", "import_error", "not_run", "refused"})
+
+
+def automatic_checks(results):
+    """(exercise, check) for every check the grader scores (manual ones are graded by hand)."""
+    for result in results:
+        for check in result.checks:
+            if not check.manual:
+                yield result.exercise, check
 
 
 def is_error(check: CheckResult) -> bool:

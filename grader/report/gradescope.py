@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from grader.model.results import ExerciseResult
-from grader.report.details import check_numbers, failure_text
+from grader.report.details import automatic_checks, check_numbers, failure_text
 from grader.report.review import reasons_of, reasons_text
 
 HIDDEN_VISIBILITY = "after_published"
@@ -35,21 +35,17 @@ def gradescope_dict(results: list[ExerciseResult], lang: str = "zh", *,
         raise ValueError(f"hidden_visibility must be one of {HIDDEN_CHOICES}, not {hidden_visibility!r}")
     numbers = check_numbers(results)
     tests = []
-    for result in results:
-        ex = result.exercise
-        for check in result.checks:
-            if check.manual:
-                continue
-            tests.append({
-                "name": f"{ex.id} {check.title(lang)}",
-                "number": numbers[(ex.id, check.name)],
-                "score": check.points,
-                "max_score": check.max_points,
-                "status": "passed" if check.passed else "failed",
-                "output": "" if check.passed else failure_text(check, lang),
-                "output_format": "text",
-                "visibility": "visible" if check.public else hidden_visibility,
-            })
+    for ex, check in automatic_checks(results):
+        tests.append({
+            "name": f"{ex.id} {check.title(lang)}",
+            "number": numbers[(ex.id, check.name)],
+            "score": check.points,
+            "max_score": check.max_points,
+            "status": "passed" if check.passed else "failed",
+            "output": "" if check.passed else failure_text(check, lang),
+            "output_format": "text",
+            "visibility": "visible" if check.public else hidden_visibility,
+        })
     lines = [f"{r.exercise.id}  {r.exercise.title(lang)}: {r.score}/{r.max_score}" for r in results]
     if reasons_of(results):
         lines.insert(0, "⚑ " + reasons_text(reasons_of(results), lang))
