@@ -14,6 +14,7 @@ import importlib.util
 import inspect
 import os
 import pickle
+import re
 import signal
 import socket
 import sys
@@ -163,6 +164,10 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
     refused = getattr(sys.modules.get("grader.sandbox.fence"), "REFUSED", None)
     from grader.sandbox.guard import Guard
 
+    # Exercise modules inherited from the process the zygote was forked from (a test session,
+    # a notebook) are never the submission's: the submission's own import must find none.
+    for name in [n for n in sys.modules if re.fullmatch(r"ex\d\d_\w+", n)]:
+        del sys.modules[name]
     # Last before the student's first line: the observers out of reach, verified after each call.
     guard = Guard(folder)
     guard.seal()
