@@ -179,6 +179,8 @@ def _python_paths() -> list[str]:
     # The grader package, not the kit's root: solutions/ beside it must stay out of reach.
     paths = {sys.base_prefix, sys.prefix, sys.exec_prefix, str(PACKAGE_DIR)}
     paths.update(p for p in site.getsitepackages() if os.path.isdir(p))
+    # Site folders a .pth file put on the path (another environment's torch, say).
+    paths.update(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages") and os.path.isdir(p))
     return sorted(paths)
 
 
