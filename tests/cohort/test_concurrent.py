@@ -30,12 +30,15 @@ HOLD = textwrap.dedent('''
     got = [uids.allocate() for _ in range(int(sys.argv[1]))]
     print(" ".join(map(str, got)), flush=True)
     if len(sys.argv) > 2:  # an escaped worker: its own session, the leased uid, sleeping
+        ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.setsid()
             os.setgroups([]); os.setresgid(got[0], got[0], got[0]); os.setresuid(got[0], got[0], got[0])
+            os.write(ready_w, b"!")  # only now is it a process of the uid (the sweep looks for those)
             time.sleep(600)
             os._exit(0)
+        os.read(ready_r, 1)
         print(pid, flush=True)
     sys.stdin.read()
 ''')
@@ -94,7 +97,7 @@ def test_kill9_of_a_run_sweeps_what_it_left():
     assert _alive(child)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(child), "the escaped worker of a killed run is still running"
