@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+from grader.judge.scan import WATCH_OFF
 from grader.model.results import ExerciseResult, Finding
 
 
@@ -35,7 +36,10 @@ def apply_integrity(results: list[ExerciseResult], tampered: dict[str, list[str]
     """Fail every check of a tampered exercise; attach review reasons. Returns `results`."""
     for result in results:
         exercise_id = result.exercise.id
-        what = tampered.get(exercise_id)
+        what = list(tampered.get(exercise_id) or [])
+        # Read in the judge, from the file itself: naming the switches that take the forbidden-API
+        # watch off is tampering whatever the worker reported (an alias bound at import escapes it).
+        what += [reason for reason in reviews.get(exercise_id, ()) if WATCH_OFF in reason and reason not in what]
         if what:
             finding = tampered_finding(what)
             for check in result.checks:

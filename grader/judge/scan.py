@@ -44,6 +44,7 @@ _SYS_ATTRS = {
     "modules": "sys.modules", "_getframe": "frame inspection", "_current_frames": "frame inspection",
     "settrace": "tracing", "setprofile": "profiling", "meta_path": "import hooks", "path_hooks": "import hooks",
     "addaudithook": "audit hooks", "exc_info": "frame inspection (traceback)", "_getframemodulename": "frame inspection",
+    "path": "where imports come from",
 }
 _INSIDES = {
     "f_back": "frame inspection", "f_globals": "frame inspection", "f_locals": "frame inspection",
@@ -53,6 +54,24 @@ _INSIDES = {
     "__builtins__": "the builtins", "__subclasses__": "walking classes", "__self__": "a bound method's owner",
 }
 _DYNAMIC = {"exec", "eval", "compile", "__import__"}
+# torch's switches that take a TorchDispatchMode off the stack or keep the Python dispatch key
+# out: what ex02's forbidden-API watch stands on. Naming one in an exercise file scores that
+# exercise 0 (grader.judge.integrity), the same as changing an observer.
+WATCH_OFF = "turns off the grader's watch of torch's operations"
+_DISPATCH_SWITCHES = {
+    "_pop_torch_dispatch_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_DisableTorchDispatch",
+    "_ExcludeDispatchKeyGuard", "ExcludeDispatchKeyGuard", "_ForceDispatchKeyGuard", "_SetExcludeDispatchKeyGuard",
+    "_dispatch_tls_set_dispatch_key_excluded", "_dispatch_tls_set_dispatch_key_included", "_pop_mode",
+    "_pop_mode_temporarily", "_disable_current_modes", "_python_dispatch", "_get_current_dispatch_mode",
+    "_get_dispatch_stack_at", "_len_torch_dispatch_stack", "_DisablePythonDispatcher", "redispatch",
+    "_push_on_torch_dispatch_stack", "_get_dispatch_mode",
+}
+# The exercise whose contract forbids APIs (ex02: the forbidden-API net watches torch): there a
+# name built at run time on a module, or a module's `__dict__`, could only reach a switch
+# under another spelling, so it counts as naming one.
+_WATCHED_FILES = ("ex02_nll.py",)
+# The signal module: a handler is called with the running frame (the worker withholds it).
+_SIGNALS = {"signal", "_signal"}
 _KIT_PATH = re.compile(r"/proc/(self|\d+|thread-self)/(cwd|root|fd|mem|environ|maps)|(^|/)solutions(/|$)"
                        r"|(^|/)grader/(checks|mistakes|pieces|probes|sandbox|earlier)(/|$)|answers\.bin|(^|/)\.git(/|$)")
 
@@ -78,7 +97,11 @@ class _Scanner(ast.NodeVisitor):
     # imports --------------------------------------------------------------------------------
     def _imported(self, node, module: str) -> None:
         top = module.split(".")[0]
-        if top == "grader" and module not in ALLOWED_GRADER:
+        if any(part in _DISPATCH_SWITCHES for part in module.split(".")):
+            self.flag(node, f"imports {module} ({WATCH_OFF})")
+        elif top in _SIGNALS:
+            self.flag(node, f"imports {module} (signal handlers: frames)")
+        elif top == "grader" and module not in ALLOWED_GRADER:
             self.flag(node, f"imports {module} (only grader.tinygpt of the grader is for submissions)")
         elif top in _MODULES:
             self.flag(node, f"imports {module} ({_MODULES[top]})")
@@ -102,6 +125,8 @@ class _Scanner(ast.NodeVisitor):
                     if alias.name in _SYS_ATTRS:
                         self.flag(node, f"from sys import {alias.name} ({_SYS_ATTRS[alias.name]})")
         for alias in node.names:
+            if alias.name in _DISPATCH_SWITCHES:
+                self.flag(node, f"from {module} import {alias.name} ({WATCH_OFF})")
             self.modules[alias.asname or alias.name] = f"{module}.{alias.name}"
         self.generic_visit(node)
 
@@ -116,6 +141,8 @@ class _Scanner(ast.NodeVisitor):
                 self.flag(node, f"{bound}.{node.attr} ({_MODULES[top]})")
         if node.attr in _INSIDES:
             self.flag(node, f".{node.attr} ({_INSIDES[node.attr]})")
+        if node.attr in _DISPATCH_SWITCHES or (node.attr == "__dict__" and self.name in _WATCHED_FILES):
+            self.flag(node, f".{node.attr} ({WATCH_OFF})")
         self.generic_visit(node)
 
     # assignments into other modules -------------------------------------------------------------
@@ -152,7 +179,10 @@ class _Scanner(ast.NodeVisitor):
         name = _dotted(node.func)
         literal = bool(node.args) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
         if name in _DYNAMIC and not literal:
-            self.flag(node, f"{name}(…) on a computed string")
+            self.flag(node, f"{name}(…) on a computed string" + (f" ({WATCH_OFF})" if self.name in _WATCHED_FILES else ""))
+        elif name in ("exec", "eval", "compile"):
+            self.flag(node, f"{name}(…) (runs code given as a string)")
+            self._inner(node.args[0].value, node)
         elif name in _DYNAMIC and name == "__import__":
             self._imported(node, node.args[0].value)
         elif name and name.endswith("import_module"):
@@ -167,7 +197,28 @@ class _Scanner(ast.NodeVisitor):
         elif name in ("getattr",) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
                 and str(node.args[1].value) in _INSIDES:
             self.flag(node, f"getattr(…, {node.args[1].value!r}) ({_INSIDES[str(node.args[1].value)]})")
+        elif name in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2 \
+                and not isinstance(node.args[1], ast.Constant):
+            base = _dotted(node.args[0])
+            if base and base.split(".")[0] in self.modules:
+                why = WATCH_OFF if self.name in _WATCHED_FILES else "reaching into a module by a built-up name"
+                self.flag(node, f"{name}({base}, …) on a computed name ({why})")
+        elif name == "vars" and node.args and self.name in _WATCHED_FILES:
+            base = _dotted(node.args[0])
+            if base and base.split(".")[0] in self.modules:
+                self.flag(node, f"vars({base}) ({WATCH_OFF})")
         self.generic_visit(node)
+
+    def _inner(self, source: str, node) -> None:
+        """The code in a literal string given to exec/eval/compile is read like the file's own."""
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return
+        inner = _Scanner(f"{self.name}:{getattr(node, 'lineno', 0)} (in the string)")
+        inner.modules = dict(self.modules)
+        inner.visit(tree)
+        self.found += inner.found
 
     def visit_Expr(self, node):
         if isinstance(node.value, ast.Constant):
@@ -177,6 +228,8 @@ class _Scanner(ast.NodeVisitor):
     def visit_Constant(self, node):
         if isinstance(node.value, str) and len(node.value) < 400 and _KIT_PATH.search(node.value):
             self.flag(node, f"a path into the kit: {node.value[:60]!r}")
+        if isinstance(node.value, str) and node.value in _DISPATCH_SWITCHES:
+            self.flag(node, f"the name {node.value!r} ({WATCH_OFF})")
 
 
 def scan_source(source: str | bytes, name: str) -> list[str]:

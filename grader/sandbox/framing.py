@@ -57,6 +57,62 @@ def _send_all(stream, data: bytes) -> None:
         flush()
 
 
+# Answers are signed. The judge gives each worker a fresh key in its setup; the worker keeps it
+# only as a local of its serving loop (reachable only through frames, which the guard refuses)
+# and signs every answer: code of the submission that finds the channel's file descriptor
+# and writes a frame of its own cannot sign it, and the judge takes an unsigned or wrongly
+# signed frame as tampering. Progress frames (what the judge shows while ex12 trains) are not
+# signed: they must be exactly `{"progress": (done, total)}` and count for nothing.
+ANSWER, PROGRESS = b"A", b"P"
+MAC_BYTES = 32
+
+
+def hmac_sha256():
+    """The HMAC-SHA256 function, taken before a submission runs (`_hashlib`'s C function where
+    there is one: a submission can rebind `hmac.digest`, not the worker's reference)."""
+    try:
+        from _hashlib import hmac_digest
+    except ImportError:  # an interpreter without OpenSSL's hashlib
+        from hmac import digest as hmac_digest
+    return hmac_digest
+
+
+def mac_input(counter: int, blob: bytes) -> bytes:
+    """What is signed: the answer's number on this channel (no replay), then the answer."""
+    return struct.pack("!Q", counter) + blob
+
+
+class ForgedFrame(Exception):
+    """A frame on a worker's channel that the worker did not sign (or a malformed one)."""
+
+
+def open_frame(frame: bytes, key: bytes, counter: int, digest=None) -> tuple[str, bytes]:
+    """("answer" | "progress", the blob) of a frame from a worker; ForgedFrame if it was not
+    signed with `key` as answer number `counter`.
+
+    >>> key = b"k" * 32
+    >>> signed = ANSWER + hmac_sha256()(key, mac_input(0, b"x"), "sha256") + b"x"
+    >>> open_frame(signed, key, 0)
+    ('answer', b'x')
+    >>> open_frame(signed, key, 1)
+    Traceback (most recent call last):
+    ...
+    grader.sandbox.framing.ForgedFrame: an answer not signed by the worker
+    """
+    import hmac
+
+    tag, body = frame[:1], frame[1:]
+    if tag == PROGRESS:
+        return "progress", body
+    if tag != ANSWER or len(body) < MAC_BYTES:
+        raise ForgedFrame("a frame the worker does not send")
+    mac, blob = body[:MAC_BYTES], body[MAC_BYTES:]
+    expected = (digest or hmac_sha256())(key, mac_input(counter, blob), "sha256")
+    if not hmac.compare_digest(mac, expected):
+        raise ForgedFrame("an answer not signed by the worker")
+    return "answer", blob
+
+
 class PipePair:
     """Two file descriptors (one read, one written) used like one socket: `recv`, `sendall`.
 

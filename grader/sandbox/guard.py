@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import sys
 
+from grader.sandbox.frames import frameless_signals, raw_memory_path, trusted_code_dirs
+
 # Grader modules a submission may import (the documented TinyGPT of ex05).
 ALLOWED_GRADER_MODULES = ("grader.tinygpt",)
 # Grader modules the worker hides (its own code and the observers).
@@ -130,12 +132,41 @@ class _Func(tuple):
     """A function with what makes it what it is: (function, code, defaults, keyword defaults)."""
 
 
+# Module-level containers the grader fills while it grades (a probe's cache of computed
+# data, the uid leases): their identity is watched, not what they hold.
+_FILLED_AS_IT_RUNS = frozenset({"_cache", "_leases"})
+
+
+class _Held(tuple):
+    """A dict, list or set of the grader's with what it held: (container, its items)."""
+
+
+_CONTAINERS = (dict, list, set)
+
+
 def _fingerprint(value):
     """The objects that make a binding what it is (compared by identity, never with ==;
-    no `id()`, which is itself an audited event)."""
-    if type(value).__name__ == "function":
+    no `id()`, which is itself an audited event). A container of the grader's (the ex02
+    net's table of aten names, a probe's list of targets) keeps its items too: a submission
+    that reaches one through `__globals__` and empties it in place is caught."""
+    kind = type(value)
+    if kind.__name__ == "function":
         return _Func((value, value.__code__, value.__defaults__, value.__kwdefaults__))
+    if kind in _CONTAINERS:
+        return _Held((value, tuple(value.items()) if kind is dict else tuple(value)))
     return value
+
+
+def _same_items(a: tuple, b: tuple) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if type(x) is tuple and type(y) is tuple and len(x) == len(y) == 2:  # a dict's (key, value)
+            if x[0] is not y[0] or x[1] is not y[1]:
+                return False
+        elif x is not y:
+            return False
+    return True
 
 
 def _same(a, b) -> bool:
@@ -143,6 +174,8 @@ def _same(a, b) -> bool:
         return True
     if type(a) is _Func and type(b) is _Func:
         return a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] is b[3]
+    if type(a) is _Held and type(b) is _Held:
+        return a[0] is b[0] and _same_items(a[1], b[1])
     return False
 
 
@@ -163,6 +196,7 @@ class Guard:
         self.modules = {name: mod for name, mod in list(sys.modules.items())
                         if name.startswith(HIDDEN_PREFIXES) and name not in KEPT and mod is not None}
         _warm()
+        frameless_signals()
         self._snapshot = self._take()
         self._hide()
         sys.addaudithook(self._make_hook())
@@ -201,7 +235,8 @@ class Guard:
         state = {}
         for name, space in self._watched.items():
             attrs = _attrs(space)
-            state[name] = {k: _fingerprint(v) for k, v in attrs.items()} if name.startswith("grader") else attrs
+            state[name] = {k: _fingerprint(v) if k not in _FILLED_AS_IT_RUNS else v for k, v in attrs.items()} \
+                if name.startswith("grader") else attrs
         state["sys.modules"] = dict(sys.modules)
         state["sys.meta_path"] = dict(enumerate(sys.meta_path))
         state["sys.path_hooks"] = dict(enumerate(sys.path_hooks))
@@ -246,30 +281,51 @@ class Guard:
                 self._snapshot[name].pop(attr)
 
     def _make_hook(self):
-        root = self.root
         refused = self._refused
         busy = [False]
         get_frame = sys._getframe
+        trusted_dirs = trusted_code_dirs()
+        verdicts: dict[str, bool] = {}
 
-        def by_submission() -> bool:
+        def trusted(name: str) -> bool:
+            """Is code from file `name` the interpreter's, a library's or the grader's? Anything
+            else (the submission's files, a module it wrote to its working folder, code it
+            compiled from a string) counts as the submission's."""
+            known = verdicts.get(name)
+            if known is None:
+                known = verdicts[name] = name.startswith("<frozen ") or name.startswith(trusted_dirs)
+            return known
+
+        def by_submission(depth: int = 2) -> bool:
             """Did the submission's own code ask (directly, or through inspect, ctypes, …)?"""
-            frame = get_frame(2)  # 0: here, 1: the hook, 2: whoever raised the event
-            for _ in range(16):
+            frame = get_frame(depth)  # 0: here, 1: the hook, 2: whoever raised the event
+            for _ in range(32):
                 if frame is None:
                     return False
                 name = frame.f_code.co_filename
-                if root is not None and name.startswith(root):
+                if not trusted(name):
                     return True
                 if not any(agent in name for agent in _AGENTS):
                     return False  # a library's own use (torch, typing, collections, the grader)
                 frame = frame.f_back
             return False
 
+        def unmarshal_by_submission() -> bool:
+            """marshal.loads: importlib reading a cached module of a library is its own doing;
+            the submission loading code objects (with whatever file name they claim) is not."""
+            frame = get_frame(2)
+            if frame is not None and frame.f_code.co_name == "_compile_bytecode" and trusted(frame.f_code.co_filename):
+                local = frame.f_locals
+                if local.get("source_path") is not None or trusted(str(local.get("bytecode_path") or "")):
+                    return False
+            return by_submission(3)
+
         def refuse(what: str):
             refused.append(what)
             raise PermissionError(f"评分进程不允许：{what} / not allowed while grading: {what}")
 
-        hooked = frozenset(_REFUSED_EVENTS) | {"object.__getattr__", "object.__setattr__", "import", "open"}
+        hooked = frozenset(_REFUSED_EVENTS) | {"object.__getattr__", "object.__setattr__", "import", "open", "compile",
+                                                "code.__new__", "marshal.loads"}
 
         def hook(event, args):
             if event not in hooked or busy[0]:  # first: every audited event comes here (id() too)
@@ -292,8 +348,17 @@ class Guard:
                         refuse(f"import {name} (the grader's modules are not for submissions)")
                 elif event == "open":
                     path = str(args[0]) if args else ""
-                    if path.startswith("/proc/") and path.endswith("/mem") and by_submission():
+                    if raw_memory_path(path) and by_submission():
                         refuse(f"open {path}")
+                elif event in ("compile", "code.__new__"):
+                    # Code that claims a library's file name would pass for the library's own.
+                    filename = args[1] if len(args) > 1 else None
+                    if isinstance(filename, str) and trusted(filename) and by_submission():
+                        refuse(f"{'compile' if event == 'compile' else 'a code object'} named {filename} "
+                               "(code posing as a library's)")
+                elif event == "marshal.loads":
+                    if unmarshal_by_submission():
+                        refuse("marshal.loads (loading code objects)")
             finally:
                 busy[0] = False
 

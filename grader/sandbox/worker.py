@@ -25,7 +25,7 @@ import grader.sandbox.plaincodec as plaincodec
 import grader.sandbox.wire as wire
 from grader.model.paths import PACKAGE_DIR
 from grader.probes.errors import MissingSubmissionFile
-from grader.sandbox.framing import recv_frame, send_frame
+from grader.sandbox.framing import ANSWER, PROGRESS, hmac_sha256, mac_input, recv_frame, send_frame
 from grader.sandbox.capture import redirect_output
 from grader.sandbox.tracebacks import describe_error
 
@@ -113,14 +113,15 @@ def run_request(request: dict, module_source, folder: str | None = None, progres
 
 
 def _progress_sender(sock: socket.socket, every: float = 0.25):
-    """A `progress(done, total)` for probes: sends a small frame at most every `every` s."""
+    """A `progress(done, total)` for probes: sends a small frame at most every `every` s
+    (unsigned: it holds no key, and the judge takes nothing from it but the bar)."""
     last = [0.0]
 
     def progress(done, total) -> None:
         now = time.monotonic()
         if now - last[0] >= every or done >= total:
             last[0] = now
-            send_frame(sock, plaincodec.encode({"progress": (int(done), int(total))}))
+            send_frame(sock, PROGRESS + plaincodec.encode({"progress": (int(done), int(total))}))
 
     return progress
 
@@ -143,6 +144,10 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
     submission copied to a private folder); only then is the student's module loaded.
     `dump_fd` is a pipe to the judge for faulthandler's stack dumps (see `_stack_on_request`).
     """
+    # The answers' key: a local of this loop and nothing else (see grader.sandbox.framing).
+    key = bytes.fromhex(setup.pop("answer_key", "") or "")
+    digest, pack, send, encode = hmac_sha256(), mac_input, send_frame, plaincodec.encode
+    signed = [0]  # answers sent so far: each signature covers its number
     if enter is None:  # forked from the zygote; a spawned worker brings its own (grader.sandbox.spawn)
         import grader.sandbox.fence as fence
 
@@ -171,6 +176,12 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
     # Last before the student's first line: the observers out of reach, verified after each call.
     guard = Guard(folder)
     guard.seal()
+    check = guard.check  # the bound method: rebinding Guard.check later changes nothing here
+
+    def answer_with(blob: bytes) -> None:
+        mac = digest(key, pack(signed[0], blob), "sha256")
+        signed[0] += 1
+        send(sock, ANSWER + mac + blob)
 
     def load(name: str) -> Submission:
         """Import exercise module `name` now, so the judge can time the import on its own."""
@@ -180,7 +191,9 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
                 submissions[name].module()
             except BaseException:
                 pass  # reported to every call by run_request
-        send_frame(sock, plaincodec.encode({"ok": True, "value": "imported", "output": ""}))
+        tampered = check()
+        answer_with(encode({"ok": True, "value": "imported", "output": "",
+                            **({"tampered": tampered} if tampered else {})}))
         return submissions.get(name)
 
     load(setup["module"])
@@ -201,17 +214,17 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
                                              "message": refused, "traceback": "", "not_implemented": False}}
         else:
             answer = run_request(request, submission.module, folder, progress=progress, resolve=guard.probe)
-        tampered = guard.check()
+        tampered = check()
         if tampered:
             answer["tampered"] = tampered  # the judge scores this exercise 0 and names what changed
         answer["output"], total = take_output()
         if total is not None:
             answer["output_total"] = list(total)  # (characters, lines) printed: more than was kept
         try:
-            blob = plaincodec.encode(answer)
+            blob = encode(answer)
         except Exception as err:  # a value torch cannot save
-            blob = plaincodec.encode({"ok": False, "output": answer["output"],
-                                "error": {"type": "UnsupportedResult", "mro": ["UnsupportedResult"],
-                                          "message": f"{type(err).__name__}", "traceback": "", "not_implemented": False},
-                                **({"tampered": tampered} if tampered else {})})
-        send_frame(sock, blob)
+            blob = encode({"ok": False, "output": answer["output"],
+                           "error": {"type": "UnsupportedResult", "mro": ["UnsupportedResult"],
+                                     "message": f"{type(err).__name__}", "traceback": "", "not_implemented": False},
+                           **({"tampered": tampered} if tampered else {})})
+        answer_with(blob)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import secrets
 import signal
 import socket
 import struct
@@ -23,7 +24,7 @@ import time
 
 import grader.sandbox.plaincodec as plaincodec
 import grader.sandbox.exits as exits
-from grader.sandbox.framing import recv_exact, send_frame
+from grader.sandbox.framing import ForgedFrame, hmac_sha256, open_frame, recv_exact, send_frame
 from grader.sandbox.limits import DEFAULT_LIMITS, MAX_ANSWER_BYTES
 
 
@@ -209,12 +210,25 @@ class Zygote:
                 pass
 
 
+_DIGEST = hmac_sha256()
+FORGED = "a frame on the worker's channel that the worker did not sign (forged answer)"
+
+
 class _Process:
     """One worker process; the Workers of one submission (one per exercise) share it."""
 
-    def __init__(self, pid: int, sock: socket.socket, dump_fd: int | None = None):
+    def __init__(self, pid: int, sock: socket.socket, dump_fd: int | None = None, key: bytes = b""):
         self.pid, self.sock, self.dump_fd = pid, sock, dump_fd
         self.imported: set[str] = set()
+        self.key, self.answers = key, 0  # the answers' key, and how many signed answers came
+        self.tampered: list[str] = []  # what the guard reported at an import (kept for the calls)
+
+    def open(self, frame: bytes) -> tuple[str, bytes]:
+        """A frame from this worker: ("answer", blob) signed in order, or ("progress", blob)."""
+        kind, blob = open_frame(frame, self.key, self.answers, _DIGEST)
+        if kind == "answer":
+            self.answers += 1
+        return kind, blob
 
     def stack(self) -> str:
         """Ask the hung worker where it is (faulthandler answers SIGUSR1 on the dump pipe)."""
@@ -263,6 +277,7 @@ class Worker:
         self._key = (submission, module, json.dumps(self.setup["limits"], sort_keys=True), pieces)
         self._proc: _Process | None = None
         self._import_timed_out = False
+        self._forged: list[str] = []  # set once its worker wrote a frame of its own: every call fails
 
     @property
     def pid(self) -> int | None:
@@ -288,9 +303,10 @@ class Worker:
         proc = pool.get(self._key)
         if proc is None or proc.sock is None:
             waited = time.monotonic()
-            pid, sock, dump_fd = self.zygote.spawn(self.setup)  # imports self.module first
+            key = secrets.token_bytes(32)
+            pid, sock, dump_fd = self.zygote.spawn({**self.setup, "answer_key": key.hex()})  # imports self.module first
             deadline += time.monotonic() - waited  # waiting for a worker to start is not the student's time
-            proc = pool[self._key] = _Process(pid, sock, dump_fd)
+            proc = pool[self._key] = _Process(pid, sock, dump_fd, key)
         else:
             if self.module in proc.imported:
                 self._proc = proc
@@ -302,7 +318,18 @@ class Worker:
                 raise WorkerDied("worker exited") from None
         self._proc = proc
         try:
-            _recv_until(proc.sock, deadline)
+            kind, blob = proc.open(_recv_until(proc.sock, deadline))
+            imported = plaincodec.decode(blob) if kind == "answer" else None
+            if not isinstance(imported, dict):
+                raise ForgedFrame("not the import's answer")
+            found = imported.get("tampered")
+            if isinstance(found, list):
+                proc.tampered += [t for t in found if isinstance(t, str) and t not in proc.tampered]
+        except (ForgedFrame, plaincodec.DecodeError):
+            proc.tampered.append(FORGED)
+            self._forged = list(proc.tampered)
+            self.kill()
+            raise WorkerDied("worker sent a forged frame") from None
         except (TimeoutError, socket.timeout):
             self._import_timed_out = True
             self._import_dump = proc.stack()
@@ -321,24 +348,48 @@ class Worker:
         Progress frames (`{"progress": (done, total)}`) sent while the call runs go to
         `on_progress(done, total)`.
         """
+        if self._forged:
+            return self._forged_answer()
         deadline = time.monotonic() + timeout
-        deadline = self._ensure(deadline)
+        try:
+            deadline = self._ensure(deadline)
+        except WorkerDied:
+            if self._forged:
+                return self._forged_answer()
+            raise
         try:
             send_frame(self._sock, pickle.dumps({**request, "module": self.module}))
         except OSError as err:
             self.kill()
             raise WorkerDied(f"worker exited ({type(err).__name__})") from None
+        proc = self._proc
         while True:
-            answer = self._next_answer(deadline, timeout)
-            progress = answer.get("progress") if isinstance(answer, dict) else None
-            if progress is None:
+            try:
+                kind, answer = self._next_answer(deadline, timeout)
+            except ForgedFrame:
+                proc.tampered.append(FORGED)
+                self._forged = list(proc.tampered)
+                self.kill()
+                return self._forged_answer()
+            if kind == "answer":
                 break
-            if on_progress is not None and isinstance(progress, tuple) and len(progress) == 2:
+            progress = answer.get("progress") if isinstance(answer, dict) else None
+            if on_progress is not None and type(progress) is tuple and len(progress) == 2 \
+                    and all(type(n) is int for n in progress):
                 on_progress(*progress)
         if not isinstance(answer, dict) or "ok" not in answer:
             self.kill()
             raise WorkerDied("malformed answer")
+        if proc.tampered:
+            found = answer.get("tampered") if isinstance(answer.get("tampered"), list) else []
+            answer["tampered"] = proc.tampered + [t for t in found if t not in proc.tampered]
         return answer
+
+    def _forged_answer(self) -> dict:
+        """What a call gets once its worker wrote a frame of its own: the exercise scores 0."""
+        return {"ok": False, "output": "", "tampered": list(self._forged),
+                "error": {"type": "WorkerDied", "mro": ["WorkerDied"], "message": FORGED, "traceback": "",
+                          "not_implemented": False}}
 
     def _next_answer(self, deadline: float, timeout: float):
         try:
@@ -351,11 +402,17 @@ class Worker:
             dump, status = self._proc.ended()
             self.kill()
             raise WorkerDied(f"worker exited ({type(err).__name__})", dump, status) from None
+        kind, blob = self._proc.open(blob)  # ForgedFrame: a frame the worker did not sign
         try:
-            return plaincodec.decode(blob)
+            answer = plaincodec.decode(blob)
         except plaincodec.DecodeError as err:
+            if kind == "progress":
+                raise ForgedFrame("a progress frame that is not plain data") from None
             self.kill()
             raise WorkerDied(f"not plain data: {err}") from None
+        if kind == "progress" and not (isinstance(answer, dict) and set(answer) == {"progress"}):
+            raise ForgedFrame("a frame dressed as progress")
+        return kind, answer
 
     def kill(self) -> None:
         """Kill the worker process (and its process group), shared or not."""

@@ -161,6 +161,81 @@ EX11_CHEAT = """
         return out
 """
 
+# Frame walks that try not to look like the submission's: code compiled under a library's
+# file name, code compiled from a string, a module written to the working folder, a signal
+# handler's frame argument. Each walk rebinds the probe's observer where it finds it.
+_WALK = ("f = sys._getframe(1)\n"
+         "while f is not None:\n"
+         "    if 'grad_recorded' in f.f_globals:\n"
+         "        f.f_globals['grad_recorded'] = lambda mod, **kw: False\n"
+         "    f = f.f_back\n")
+_SPOOFED = f"""try:
+            exec(compile({"import sys" + chr(10) + _WALK!r}, {__import__("json").__file__!r}, "exec"), {{}})
+        except Exception:
+            pass"""
+_FROM_STRING = f"""try:
+            exec({"import sys" + chr(10) + _WALK!r}, {{}})
+        except Exception:
+            pass"""
+_WRITTEN = f"""try:
+            import os
+            with open(os.path.join(os.getcwd(), "helper_walk.py"), "w") as out:
+                out.write("import sys" + chr(10) + "def walk():" + chr(10) + "".join("    " + l + chr(10) for l in {_WALK!r}.splitlines()))
+            sys.path.insert(0, os.getcwd())
+            import helper_walk
+            helper_walk.walk()
+        except Exception:
+            pass"""
+_SIGNAL = """def _on_alarm(signum, frame):
+        f = frame
+        while f is not None:
+            if 'grad_recorded' in f.f_globals:
+                f.f_globals['grad_recorded'] = lambda mod, **kw: False
+            for value in list(f.f_locals.values()):
+                if isinstance(value, list):
+                    value.clear()
+            f = f.f_back
+    import signal as _sg
+    _sg.signal(_sg.SIGALRM, _on_alarm)
+    _sg.setitimer(_sg.ITIMER_REAL, 0.0005, 0.0005)"""
+
+# ex02 with the aten watch taken off around the forbidden calls: popped through torch's own
+# helper, or by the C functions reached under a name built at run time.
+EX02_POP = """
+    import torch
+    import torch.nn.functional as F
+    {reach}
+
+    def stable_softmax(logits):
+        with _off():
+            return F.softmax(torch.as_tensor(logits), dim=-1)
+
+    def nll(logits, label):
+        t = torch.as_tensor(logits, dtype=torch.float32)
+        with _off():
+            return float(torch.logsumexp(t, -1) - t[label])
+
+    def masked_mean_nll(logits, labels, ignore_index=-100):
+        with _off():
+            return F.cross_entropy(logits, labels, ignore_index=ignore_index)
+"""
+_POP_HELPER = "from torch.utils._python_dispatch import _pop_mode_temporarily as _off"
+_POP_BUILT = """import contextlib
+    _pop = getattr(torch._C, "_pop_torch" + "_dispatch_stack")
+    _push = getattr(torch._C, "_push_on_torch" + "_dispatch_stack")
+
+    @contextlib.contextmanager
+    def _off():
+        try:
+            mode = _pop()
+        except Exception:
+            yield
+            return
+        try:
+            yield
+        finally:
+            _push(mode)"""
+
 ATTACKS = {
     "ex02_by_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(reach="import grader.probes.ex02 as p",
                                                                 patch="p.forbidden_net = _noop")),
@@ -184,6 +259,28 @@ ATTACKS = {
     "ex11_by_traceback_frame": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
         reach="import sys", patch="",
         during="try:\n            raise ValueError\n        except ValueError as e:\n            try:\n                e.__traceback__.tb_frame.f_back.f_globals['grad_recorded'] = lambda mod, **kw: False\n            except Exception:\n                pass")),
+    "ex11_by_spoofed_file_name": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
+        reach="import sys", patch="", during=_SPOOFED)),
+    "ex11_by_code_from_a_string": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
+        reach="import sys", patch="", during=_FROM_STRING)),
+    "ex11_by_a_module_it_wrote": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
+        reach="import sys", patch="", during=_WRITTEN)),
+    "ex11_by_signal_frames": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
+        reach="import sys", patch=_SIGNAL, during="pass")),
+    "ex02_pop_by_helper": ("ex02", "ex02_nll.py", EX02_POP.format(reach=_POP_HELPER)),
+    "ex02_pop_by_built_name": ("ex02", "ex02_nll.py", EX02_POP.format(reach=_POP_BUILT)),
+    "ex02_empty_the_net_in_place": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
+        reach="", patch="""def _every(cls):
+        for sub in type.__subclasses__(cls):
+            yield sub
+            yield from _every(sub)
+    for _cls in list(_every(object)):
+        if _cls.__name__ == "_AtenNet":
+            try:
+                _cls.__torch_dispatch__.__globals__['_ATEN_NAMES'].clear()
+                _cls.__torch_dispatch__.__globals__['_WATCH_SWITCHES'].clear()
+            except Exception:
+                pass""")),
     "ex11_by_import_hook": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
         reach="import sys", patch="class _Finder:\n        def find_spec(self, *a, **k):\n            return None\n    sys.meta_path.insert(0, _Finder())",
         during="pass")),
@@ -218,7 +315,10 @@ def test_observer_attacks_score_zero(tampered_cohort, name):
 
 
 @pytest.mark.parametrize("name", ["ex02_by_import", "ex11_by_import", "ex11_by_gc", "ex11_by_frames",
-                                  "ex11_by_traceback_frame", "ex11_by_import_hook", "ex02_patch_torch_back"])
+                                  "ex11_by_traceback_frame", "ex11_by_import_hook", "ex02_patch_torch_back",
+                                  "ex11_by_spoofed_file_name", "ex11_by_code_from_a_string",
+                                  "ex11_by_a_module_it_wrote", "ex02_pop_by_helper", "ex02_pop_by_built_name",
+                                  "ex02_empty_the_net_in_place"])
 def test_detected_attacks_name_what_was_touched(tampered_cohort, name):
     book = json.loads((tampered_cohort / "results.json").read_text(encoding="utf-8"))
     exercise = [e for e in book["students"][name]["exercises"] if e["id"] == ATTACKS[name][0]][0]
@@ -226,7 +326,8 @@ def test_detected_attacks_name_what_was_touched(tampered_cohort, name):
     message = exercise["checks"][0]["message"]
     assert "observers were changed or reached for" in message
     assert any(word in message for word in ("grader.probes", "gc.get_objects", "sys._getframe", "tb_frame",
-                                            "sys.meta_path", "torch.nn.functional")), message
+                                            "sys.meta_path", "torch.nn.functional", "posing as a library",
+                                            "turns off the grader's watch")), message
 
 
 def test_review_mark_in_every_format(tampered_cohort):
@@ -332,3 +433,30 @@ def test_as_a_user_the_worker_cannot_signal_the_grader():
     assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
     first = run.stdout.splitlines()[0]
     assert first.split()[-1].split("/")[0] == first.split()[-1].split("/")[1], first  # full marks
+
+
+# --------------------------------------------------------------------------- point 2: the channel
+
+def test_a_frame_written_to_the_workers_channel_is_not_an_answer(tmp_path):
+    """The submission finds the channel's descriptor and writes a well-formed answer of its own
+    (saying what a correct estimator would make the probe say), then leaves before the worker
+    answers: the frame is not signed, the exercise scores 0 and says why."""
+    import struct
+
+    from grader.sandbox import plaincodec
+
+    blob = b"A" + bytes(32) + plaincodec.encode({"ok": True, "value": False, "output": ""})
+    frame = struct.pack("!Q", len(blob)) + blob
+    folder = tmp_path / "forger"
+    _write(folder, "ex11_estimate_loss.py", EX11_CHEAT.format(reach="import os", patch="", during=f"""for fd in range(3, 256):
+            try:
+                os.write(fd, {frame!r})
+            except OSError:
+                pass
+        os._exit(0)"""))
+    shutil.copy(KIT / "solutions" / "ex08_get_batch.py", folder / "ex08_get_batch.py")
+    run = _grade("ex11", "--submission", str(folder), "--format", "json")
+    data = json.loads(run.stdout)
+    exercise = data["exercises"][0]
+    assert exercise["score"] == 0, exercise
+    assert any("did not sign" in (c.get("message") or "") for c in exercise["checks"]), exercise["checks"][0]
