@@ -1,31 +1,28 @@
 """Reading a submission: bytes from a folder, never through a link, never more than a cap.
 
-A submission is data. `read_submission(folder)` walks the folder with file descriptors
-(`openat` with `O_NOFOLLOW` at every step, from `/` down), so that what it returns is what is
-stored *in* the folder and nothing else:
+A submission is data. Whoever reads one (the Linux fence, the portable worker on Windows and
+macOS, the judge's syntax scan, `grade batch`'s staging) reads it here, by one set of rules:
 
-- a symbolic link anywhere (the folder itself, any folder on its path, any entry at any
-  depth) refuses the whole submission: `exercises -> /proc/self/cwd/solutions` or a link to
-  the kit's `solutions/` must never become the student's answer, read as root;
-- a FIFO, socket or device refuses it too (a FIFO would block the reader, a device is not a
-  file a student hands in);
+- a symbolic link anywhere (the folder itself, any folder on its path, any entry at any depth;
+  on Windows a junction too) refuses the whole submission: `exercises ->
+  /proc/self/cwd/solutions` or a link to the kit's `solutions/` never becomes the student's
+  answer. (POSIX: a root-owned link directly under a root-owned `/`, macOS's `/var`, is the
+  system's and taken as the folder it names.)
+- a FIFO, socket or device refuses it too (a FIFO would block the reader);
 - sizes are capped before reading: a file over `max_file`, a tree over `max_total` bytes or
   `max_entries` entries, or deeper than `max_depth`, refuses it with the number.
 
-What is read: the top level's `*.py` files (what a worker imports). Everything else is only
-looked at (its kind and size), so a stray data file costs nothing.
+Two walkers, one set of rules: where the OS has `O_NOFOLLOW` and `dir_fd` (Linux, macOS),
+file descriptors, `openat(O_NOFOLLOW)` at every step from `/` down; elsewhere (Windows) paths,
+`os.lstat` / `os.scandir` never following, each file opened with `O_NOFOLLOW` where it exists
+and it and every folder on its way checked with `lstat` before and after (a swap refuses).
 
->>> import tempfile, os
->>> d = tempfile.mkdtemp()
->>> _ = open(os.path.join(d, "ex01_windows.py"), "w").write("X = 1\\n")
->>> read_submission(d)
-{'ex01_windows.py': b'X = 1\\n'}
->>> os.symlink("/etc", os.path.join(d, "data"))
->>> try:
-...     read_submission(d)
-... except SubmissionRefused as err:
-...     print(err.en)
-submission refused: data is a symbolic link (a submission holds its own files, not links)
+`read_submission` returns the top level's `*.py` files (what a worker imports); the rest is only
+looked at (kind, size). `survey(folder, tolerate=…)` walks without reading, for callers that
+choose what to read (`grade batch` refuses one exercise's file and still grades the others).
+
+    read_submission("sub")   # {'ex01_windows.py': b'X = 1\\n'}; with sub/data -> /etc:
+    # SubmissionRefused: submission refused: data is a symbolic link (a submission holds …)
 """
 
 from __future__ import annotations
@@ -33,162 +30,419 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 LIMITS = {"max_file": 4 * 1024 * 1024, "max_total": 32 * 1024 * 1024, "max_entries": 4000, "max_depth": 12}
+_NAME_SURROGATE = 0x20000000  # a Windows reparse point that names another file: symlink, junction
+_BLOCK = 1 << 20
 
 
 class SubmissionRefused(Exception):
-    """The submission folder holds something a submission may not (a link, a special file, too much)."""
+    """The submission folder holds something a submission may not (a link, a special file, too much).
 
-    def __init__(self, zh: str, en: str):
+    `reason` is a code (`link`, `special`, `not_a_folder`, `unreadable`, `changed`, `too_large`,
+    `too_deep`, `too_many`, `over_total`), `parts` the entry's path inside the folder.
+    """
+
+    def __init__(self, zh: str, en: str, reason: str = "", parts: tuple[str, ...] = ()):
         super().__init__(en)
-        self.zh, self.en = zh, en
+        self.zh, self.en, self.reason, self.parts = zh, en, reason, parts
 
-    @property
-    def message(self) -> str:
-        return f"{self.zh} / {self.en}"
+    message = property(lambda self: f"{self.zh} / {self.en}")
 
 
-def _refuse(what: str, zh_reason: str, en_reason: str) -> SubmissionRefused:
-    return SubmissionRefused(f"提交被拒绝：{what} {zh_reason}", f"submission refused: {what} {en_reason}")
+def shown(name: str) -> str:
+    """A file name as text: its odd bytes (not UTF-8) as \\xNN."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
-def _link(what: str) -> SubmissionRefused:
-    return _refuse(what, "是符号链接（提交只能包含自己的文件，不能是链接）",
-                   "is a symbolic link (a submission holds its own files, not links)")
+_WHY = {  # reason -> (zh, en) after the entry's name
+    "link": ("是符号链接（提交只能包含自己的文件，不能是链接）",
+             "is a symbolic link (a submission holds its own files, not links)"),
+    "not_a_folder": ("不是文件夹", "is not a folder"),
+    "unreadable": ("打不开", "cannot be opened ({})"),
+    "changed": ("在读取时被换掉了", "changed while it was being read"),
+    "too_large": ("太大（{} 字节，上限 {}）", "is too large ({} bytes, the cap is {})"),
+}
 
 
-def _special(what: str, mode: int) -> SubmissionRefused:
+def _refuse(what: str, reason: str, *args, parts=(), zh: str = "", en: str = "") -> SubmissionRefused:
+    """The refusal of entry `what` for `reason` (`_WHY`'s words, or `zh` / `en` given)."""
+    zh_why, en_why = (zh, en) if zh else _WHY[reason]
+    return SubmissionRefused(f"提交被拒绝：{what} {zh_why.format(*args)}",
+                             f"submission refused: {what} {en_why.format(*args)}", reason, tuple(parts))
+
+
+def _special(what: str, mode: int, parts=()) -> SubmissionRefused:
     kind = {stat.S_IFIFO: "FIFO", stat.S_IFSOCK: "socket", stat.S_IFCHR: "device", stat.S_IFBLK: "device"}.get(
         stat.S_IFMT(mode), "special file")
-    return _refuse(what, f"是特殊文件（{kind}），不是普通文件", f"is a {kind}, not a regular file")
+    return _refuse(what, "special", parts=parts, zh=f"是特殊文件（{kind}），不是普通文件",
+                   en=f"is a {kind}, not a regular file")
 
 
-def _open_dir(name: str, dir_fd: int | None, what: str) -> int:
-    """Open folder `name` (relative to `dir_fd`) without following a link."""
+def is_link(info: os.stat_result) -> bool:
+    """A symbolic link, or (Windows) a reparse point naming another file (a junction)."""
+    return stat.S_ISLNK(info.st_mode) or bool(getattr(info, "st_reparse_tag", 0) & _NAME_SURROGATE)
+
+
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    """The same file (device and inode where the OS gives them), of the same kind."""
+    if stat.S_IFMT(a.st_mode) != stat.S_IFMT(b.st_mode):
+        return False
+    return not (a.st_ino and b.st_ino) or (a.st_ino, a.st_dev) == (b.st_ino, b.st_dev)
+
+
+def _system_path(path: str) -> str:
+    """`path` with a first component that is a root-owned link under a root-owned `/` (macOS's
+    `/var`, `/tmp`) taken as the folder it names; nothing else changes. POSIX only."""
+    if os.name != "posix":
+        return path
+    parts = [p for p in path.split(os.sep) if p]
+    if not parts:
+        return path
     try:
-        return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        top, first = os.lstat("/"), os.lstat(os.sep + parts[0])
+    except OSError:
+        return path
+    if stat.S_ISLNK(first.st_mode) and first.st_uid == 0 and top.st_uid == 0 and not top.st_mode & 0o022:
+        return os.path.join(os.path.realpath(os.sep + parts[0]), *parts[1:])
+    return path
+
+
+def _open_read(path: str, what: str, cap: int, parts, dir_fd: int | None = None) -> tuple[bytes, os.stat_result]:
+    """A regular file's bytes, at most `cap` (checked on the open file and while reading), the
+    file opened with `O_NOFOLLOW` where the OS has it, never blocking (a FIFO swapped in)."""
+    flags = os.O_RDONLY
+    for name in ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC", "O_BINARY", "O_NOINHERIT"):
+        flags |= getattr(os, name, 0)
+    try:
+        fd = os.open(path, flags, dir_fd=dir_fd) if dir_fd is not None else os.open(path, flags)
     except OSError as err:
-        if err.errno in (errno.ELOOP, errno.ENOTDIR):
-            try:
-                mode = os.lstat(name, dir_fd=dir_fd).st_mode
-            except OSError:
-                raise _refuse(what, "打不开", f"cannot be opened ({err.strerror})") from None
-            if stat.S_ISLNK(mode):
-                raise _link(what) from None
-            raise _refuse(what, "不是文件夹", "is not a folder") from None
-        raise _refuse(what, "打不开", f"cannot be opened ({err.strerror})") from None
-
-
-def open_folder(folder: str) -> int:
-    """An fd on `folder`, reached from `/` one component at a time, no link followed anywhere.
-
-    The path is made absolute lexically (no `..` resolved through a link).
-    """
-    path = os.path.abspath(folder)
-    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    walked = ""
+        raise _refuse(what, "link" if err.errno == errno.ELOOP else "unreadable", err.strerror, parts=parts) from None
     try:
-        for part in [p for p in path.split(os.sep) if p]:
-            walked += os.sep + part
-            nxt = _open_dir(part, fd, walked)
-            os.close(fd)
-            fd = nxt
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _read_file(name: str, dir_fd: int, what: str, cap: int) -> bytes:
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as err:
-        if err.errno == errno.ELOOP:
-            raise _link(what) from None
-        raise _refuse(what, "打不开", f"cannot be opened ({err.strerror})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise _special(what, st.st_mode)
-        if st.st_size > cap:
-            raise _too_big(what, st.st_size, cap)
-        chunks, left = [], st.st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _special(what, info.st_mode, parts)
+        if info.st_size > cap:
+            raise _refuse(what, "too_large", info.st_size, cap, parts=parts)
+        chunks, left = [], info.st_size
         while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
+            chunk = os.read(fd, min(left, _BLOCK))
             if not chunk:
                 break
             chunks.append(chunk)
             left -= len(chunk)
         if os.read(fd, 1):  # grew while being read: still capped
-            raise _too_big(what, cap + 1, cap)
-        return b"".join(chunks)
+            raise _refuse(what, "too_large", cap + 1, cap, parts=parts)
+        return b"".join(chunks), info
     finally:
         os.close(fd)
 
 
-def _too_big(what: str, size: int, cap: int) -> SubmissionRefused:
-    return _refuse(what, f"太大（{size} 字节，上限 {cap}）", f"is too large ({size} bytes, the cap is {cap})")
+# --------------------------------------------------------------------------- the two walkers
 
 
-def read_submission(folder: str, limits: dict | None = None) -> dict[str, bytes]:
-    """The submission's top-level `*.py` files as bytes; `SubmissionRefused` for anything unsafe.
+class _FdWalk:
+    """POSIX: every folder an fd reached by `openat(O_NOFOLLOW)` from `/`; entries by `dir_fd`."""
 
-    `folder` itself and every folder on its path must be real folders, not links; every entry
-    below it, at any depth, a regular file or a real folder.
+    @staticmethod
+    def available() -> bool:
+        return (hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
+                and os.stat in os.supports_dir_fd and os.scandir in os.supports_fd)
+
+    def root(self, folder: str) -> int:
+        """An fd on `folder`, reached from `/` one component at a time, no link followed anywhere."""
+        path = _system_path(os.path.abspath(folder))  # made absolute lexically (no `..` through a link)
+        fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        walked = ""
+        try:
+            for part in [p for p in path.split(os.sep) if p]:
+                walked += os.sep + part
+                nxt = self._open_dir(part, fd, walked, ())
+                os.close(fd)
+                fd = nxt
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _open_dir(self, name: str, dir_fd: int, what: str, parts) -> int:
+        try:
+            return os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        except OSError as err:
+            if err.errno in (errno.ELOOP, errno.ENOTDIR):
+                try:
+                    mode = os.lstat(name, dir_fd=dir_fd).st_mode
+                except OSError:
+                    raise _refuse(what, "unreadable", err.strerror, parts=parts) from None
+                if stat.S_ISLNK(mode):
+                    raise _refuse(what, "link", parts=parts) from None
+                raise _refuse(what, "not_a_folder", parts=parts) from None
+            raise _refuse(what, "unreadable", err.strerror, parts=parts) from None
+
+    def entries(self, handle: int, what: str, parts) -> list[tuple[str, os.stat_result]]:
+        with os.scandir(handle) as listing:
+            names = sorted(e.name for e in listing)
+        return [(name, os.lstat(name, dir_fd=handle)) for name in names]
+
+    def sub(self, handle: int, name: str, info: os.stat_result, what: str, parts) -> int:
+        fd = self._open_dir(name, handle, what, parts)
+        if not _same(os.fstat(fd), info):
+            os.close(fd)
+            raise _refuse(what, "changed", parts=parts)
+        return fd
+
+    def read(self, handle: int, name: str, what: str, cap: int, parts) -> tuple[bytes, os.stat_result]:
+        return _open_read(name, what, cap, parts, dir_fd=handle)
+
+    def close(self, handle: int) -> None:
+        os.close(handle)
+
+
+@dataclass
+class _Place:
+    path: str  # a folder reached by path; `chain`: each folder on its way from `/`, as first seen
+    chain: tuple[tuple[str, os.stat_result], ...]
+
+
+class _PathWalk:
+    """Portable: paths, `os.lstat` / `os.scandir` never following, checks before and after."""
+
+    def root(self, folder: str) -> _Place:
+        path = _system_path(os.path.abspath(folder))
+        drive, rest = os.path.splitdrive(path)
+        current = drive + os.sep
+        chain = []
+        for part in [p for p in rest.replace("/", os.sep).split(os.sep) if p]:
+            current = os.path.join(current, part)
+            info = self._lstat(current, current, ())
+            if is_link(info):
+                raise _refuse(current, "link")
+            if not stat.S_ISDIR(info.st_mode):
+                raise _refuse(current, "not_a_folder")
+            chain.append((current, info))
+        if not chain:  # a drive's root, or `/` itself
+            chain.append((current, self._lstat(current, current, ())))
+        return _Place(current, tuple(chain))
+
+    @staticmethod
+    def _lstat(path: str, what: str, parts) -> os.stat_result:
+        try:
+            return os.lstat(path)
+        except OSError as err:
+            raise _refuse(what, "unreadable", err.strerror, parts=parts) from None
+
+    def _verify(self, place: _Place, what: str, parts) -> None:
+        """Every folder from the root down is still the one first seen, and still no link."""
+        for path, seen in place.chain:
+            now = self._lstat(path, what, parts)
+            if is_link(now) or not _same(now, seen):
+                raise _refuse(what, "changed", parts=parts)
+
+    def entries(self, handle: _Place, what: str, parts) -> list[tuple[str, os.stat_result]]:
+        self._verify(handle, what, parts)
+        try:
+            with os.scandir(handle.path) as listing:
+                names = sorted(e.name for e in listing)
+        except OSError as err:
+            raise _refuse(what, "unreadable", err.strerror, parts=parts) from None
+        found = [(name, self._lstat(os.path.join(handle.path, name), what, parts)) for name in names]
+        self._verify(handle, what, parts)
+        return found
+
+    def sub(self, handle: _Place, name: str, info: os.stat_result, what: str, parts) -> _Place:
+        path = os.path.join(handle.path, name)
+        return _Place(path, handle.chain + ((path, info),))
+
+    def read(self, handle: _Place, name: str, what: str, cap: int, parts) -> tuple[bytes, os.stat_result]:
+        path = os.path.join(handle.path, name)
+        before = self._lstat(path, what, parts)
+        if is_link(before):
+            raise _refuse(what, "link", parts=parts)
+        if not stat.S_ISREG(before.st_mode):
+            raise _special(what, before.st_mode, parts)
+        if before.st_size > cap:  # never opened
+            raise _refuse(what, "too_large", before.st_size, cap, parts=parts)
+        self._verify(handle, what, parts)
+        data, opened = _open_read(path, what, cap, parts)
+        after = self._lstat(path, what, parts)
+        if is_link(after) or not _same(before, opened) or not _same(before, after):
+            raise _refuse(what, "changed", parts=parts)
+        self._verify(handle, what, parts)
+        return data, opened
+
+    def close(self, handle: _Place) -> None:
+        pass
+
+
+def _walker(portable: bool | None = None):
+    """The fd walker where the OS has `O_NOFOLLOW` and `dir_fd`, else the path walker."""
+    if portable is None:
+        portable = not _FdWalk.available()
+    return _PathWalk() if portable else _FdWalk()
+
+
+# --------------------------------------------------------------------------- the survey
+
+
+@dataclass
+class Survey:
+    """What a submission folder holds, looked at without reading a byte.
+
+    `entries`: every regular file and real folder, by its path inside the folder (a tuple of
+    names) -> its `lstat`; `problems`: the refusals `tolerate` let through (each with `parts`).
+    """
+
+    folder: str
+    entries: dict[tuple[str, ...], os.stat_result] = field(default_factory=dict)
+    problems: list[SubmissionRefused] = field(default_factory=list)
+    portable: bool | None = None
+
+    def files(self, parent: tuple[str, ...] = ()) -> dict[str, os.stat_result]:
+        """The regular files directly in folder `parent` (a path inside the submission)."""
+        return {p[-1]: s for p, s in self.entries.items() if p[:-1] == parent and stat.S_ISREG(s.st_mode)}
+
+    def read(self, wanted, cap: int) -> dict[tuple[str, ...], bytes | SubmissionRefused]:
+        """Read the files `wanted` (paths from `entries`), each at most `cap`, without following
+        a link; each is checked to be the file the survey saw. A file that cannot be read so
+        gives its refusal instead of bytes."""
+        walk = _walker(self.portable)
+        out: dict[tuple[str, ...], bytes | SubmissionRefused] = {}
+        root = walk.root(self.folder)
+        opened = {(): root}
+        try:
+            for parts in sorted(wanted):
+                what = "/".join(shown(p) for p in parts)
+                try:
+                    handle = self._folder(walk, opened, parts[:-1])
+                    data, info = walk.read(handle, parts[-1], what, cap, parts)
+                    if parts in self.entries and not _same(info, self.entries[parts]):
+                        raise _refuse(what, "changed", parts=parts)
+                    out[parts] = data
+                except SubmissionRefused as err:
+                    out[parts] = err
+        finally:
+            for handle in opened.values():
+                walk.close(handle)
+        return out
+
+    def _folder(self, walk, opened: dict, parts: tuple[str, ...]):
+        if parts not in opened:
+            parent = self._folder(walk, opened, parts[:-1])
+            what = "/".join(shown(p) for p in parts)
+            info = self.entries.get(parts)
+            if info is None or not stat.S_ISDIR(info.st_mode):
+                raise _refuse(what, "changed", parts=parts)
+            opened[parts] = walk.sub(parent, parts[-1], info, what, parts)
+        return opened[parts]
+
+
+Tolerate = Callable[[tuple[str, ...], SubmissionRefused], bool]
+
+
+def survey(folder: str, limits: dict | None = None, *, tolerate: Tolerate | None = None,
+           portable: bool | None = None) -> Survey:
+    """Walk `folder` by the rules above, reading nothing; `SubmissionRefused` for what is unsafe.
+    A link or special file for which `tolerate(parts, refusal)` says True is recorded in
+    `problems` instead (and not looked into). `portable` forces a walker (None: the OS's best).
     """
     caps = {**LIMITS, **(limits or {})}
-    root = open_folder(folder)
-    files: dict[str, bytes] = {}
-    state = {"entries": 0, "total": 0}
+    walk = _walker(portable)
+    found = Survey(os.path.abspath(folder), portable=portable)
+    root = walk.root(folder)
     try:
-        _walk(root, "", 0, caps, state, files)
+        _walk(walk, root, (), caps, {"entries": 0}, tolerate, found)
     finally:
-        os.close(root)
+        walk.close(root)
+    return found
+
+
+def _walk(walk, handle, parts: tuple[str, ...], caps: dict, state: dict, tolerate, found: Survey) -> None:
+    here = "/".join(shown(p) for p in parts) or "."
+    if len(parts) > caps["max_depth"]:
+        raise _refuse(here, "too_deep", parts=parts, zh=f"嵌套太深（超过 {caps['max_depth']} 层）",
+                      en=f"is nested too deeply (over {caps['max_depth']} levels)")
+    for name, info in walk.entries(handle, here, parts):
+        rel = parts + (name,)
+        what = "/".join(shown(p) for p in rel)
+        state["entries"] += 1
+        if state["entries"] > caps["max_entries"]:
+            raise _refuse("the folder", "too_many", parts=rel, zh=f"文件太多（超过 {caps['max_entries']} 个）",
+                          en=f"holds too many entries (over {caps['max_entries']})")
+        if is_link(info):
+            problem = _refuse(what, "link", parts=rel)
+        elif stat.S_ISDIR(info.st_mode):
+            found.entries[rel] = info
+            sub = walk.sub(handle, name, info, what, rel)
+            try:
+                _walk(walk, sub, rel, caps, state, tolerate, found)
+            finally:
+                walk.close(sub)
+            continue
+        elif not stat.S_ISREG(info.st_mode):
+            problem = _special(what, info.st_mode, rel)
+        else:
+            found.entries[rel] = info
+            continue
+        if tolerate is None or not tolerate(rel, problem):
+            raise problem
+        found.problems.append(problem)
+
+
+# --------------------------------------------------------------------------- what workers import
+
+
+def read_submission(folder: str, limits: dict | None = None, *, portable: bool | None = None) -> dict[str, bytes]:
+    """The submission's top-level `*.py` files as bytes; `SubmissionRefused` for anything unsafe.
+
+    Every regular file's size counts towards `max_total` (checked before a byte is read); a
+    top-level `*.py` file over `max_file` refuses the submission.
+    """
+    caps = {**LIMITS, **(limits or {})}
+    found = survey(folder, caps, portable=portable)
+    total = 0
+    for parts, info in found.entries.items():
+        if stat.S_ISREG(info.st_mode):
+            total += info.st_size
+            if total > caps["max_total"]:
+                raise _refuse("the folder", "over_total", parts=parts, zh=f"太大（超过 {caps['max_total']} 字节）",
+                              en=f"is too large (over {caps['max_total']} bytes)")
+    wanted = [(name,) for name in found.files() if name.endswith(".py")]
+    for parts in wanted:
+        if found.entries[parts].st_size > caps["max_file"]:
+            raise _refuse(shown(parts[0]), "too_large", found.entries[parts].st_size, caps["max_file"], parts=parts)
+    files = {}
+    for parts, data in found.read(wanted, caps["max_file"]).items():
+        if isinstance(data, SubmissionRefused):
+            raise data
+        files[parts[0]] = data
     return files
 
 
-def _walk(dir_fd: int, prefix: str, depth: int, caps: dict, state: dict, files: dict) -> None:
-    if depth > caps["max_depth"]:
-        raise _refuse(prefix.rstrip("/") or ".", f"嵌套太深（超过 {caps['max_depth']} 层）",
-                      f"is nested too deeply (over {caps['max_depth']} levels)")
-    with os.scandir(dir_fd) as entries:
-        listed = sorted((e.name, e) for e in entries)
-    for name, entry in listed:
-        what = prefix + name
-        state["entries"] += 1
-        if state["entries"] > caps["max_entries"]:
-            raise _refuse("the folder", f"文件太多（超过 {caps['max_entries']} 个）",
-                          f"holds too many entries (over {caps['max_entries']})")
-        st = os.lstat(name, dir_fd=dir_fd)
-        if stat.S_ISLNK(st.st_mode):
-            raise _link(what)
-        if stat.S_ISDIR(st.st_mode):
-            sub = _open_dir(name, dir_fd, what)
-            try:
-                _walk(sub, what + "/", depth + 1, caps, state, files)
-            finally:
-                os.close(sub)
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            raise _special(what, st.st_mode)
-        state["total"] += st.st_size
-        if st.st_size > caps["max_file"] and depth == 0 and name.endswith(".py"):
-            raise _too_big(what, st.st_size, caps["max_file"])
-        if state["total"] > caps["max_total"]:
-            raise _refuse("the folder", f"太大（超过 {caps['max_total']} 字节）",
-                          f"is too large (over {caps['max_total']} bytes)")
-        if depth == 0 and name.endswith(".py"):
-            files[name] = _read_file(name, dir_fd, what, caps["max_file"])
+def copy_submission(folder: str, target: str, limits: dict | None = None, *,
+                    portable: bool | None = None) -> str | None:
+    """The submission's files read by these rules and written into a new folder `target` (the
+    worker's private copy, the only one it imports); the refusal's message, or None.
 
-
-def check_folder(folder: str, limits: dict | None = None) -> SubmissionRefused | None:
-    """The refusal `read_submission` would raise, or None (for the judge, before grading)."""
+    A refused submission leaves `target` empty. The copies are read-only where that does not
+    stop their clean-up (POSIX; on Windows a read-only file would outlive the scratch folder).
+    """
     try:
-        read_submission(folder, limits)
+        files = read_submission(folder, limits, portable=portable)
     except SubmissionRefused as err:
-        return err
-    return None
+        files, refusal = {}, err.message
+    else:
+        refusal = None
+    os.mkdir(target, 0o755)
+    for name, data in files.items():
+        path = os.path.join(target, name)
+        with open(path, "wb") as handle:
+            handle.write(data)
+        if os.name == "posix":
+            os.chmod(path, 0o444)
+    return refusal
 
 
-__all__ = ["read_submission", "check_folder", "open_folder", "SubmissionRefused", "LIMITS"]
+__all__ = ["read_submission", "copy_submission", "survey", "Survey", "SubmissionRefused", "LIMITS",
+           "is_link", "shown"]

@@ -18,9 +18,14 @@ The fence it enters is what the OS offers without fork:
   another uid as root, rlimits); the interpreter is single-threaded (the pool starts it
   with one-thread pools), as unsharing a user namespace requires.
 - macOS, and anywhere `fence` cannot load: the rlimits `resource` offers (address space,
-  CPU, file size, no core dumps), a private working folder, the submission read in place.
+  CPU, file size, no core dumps) and a private working folder; the submission is copied into
+  it by `grader.sandbox.intake`'s rules with portable calls only (no link followed at any
+  depth, special files refused, sizes capped before reading), and only the copy is imported.
 - Windows: no `resource`; the judge puts the worker in a Job Object (memory, CPU time,
-  process count; the whole tree killed on time-out: `grader.sandbox.tree`).
+  process count; the whole tree killed on time-out: `grader.sandbox.tree`); the same copy.
+
+Why a submission was refused is kept in `REFUSED` (as `grader.sandbox.fence.REFUSED` is in a
+forked worker), read by the worker loop before anything of the student's runs.
 
 Nothing here calls fork, killpg, setpgid, select or signal.SIGALRM, or reads /proc.
 """
@@ -33,9 +38,14 @@ import signal
 import sys
 import tempfile
 
+import grader.sandbox.intake as intake
 import grader.sandbox.plaincodec as plaincodec
 from grader.sandbox.framing import PipePair, recv_frame, send_frame
 from grader.sandbox.limits import FILE_SIZE_CAP
+
+# Why the submission was refused (grader.sandbox.intake), or None; set by `enter`.
+REFUSED: str | None = None
+MAX_COPY = 32 * 1024 * 1024  # bytes of submission copied (as the Linux fence's `max_copy`)
 
 
 def _take_stdio() -> PipePair:
@@ -99,14 +109,26 @@ def _rlimits(limits: dict) -> dict:
 
 
 def enter(setup: dict, keep_fds: set[int]) -> tuple[str | None, str]:
-    """Fence this worker; (folder to import the submission from, working folder)."""
+    """Fence this worker; (folder to import the submission from, working folder).
+
+    Off the Linux fence, the submission is read as data into `<workdir>/submission` (the only
+    copy the worker imports); a refused one leaves that folder empty and its reason in `REFUSED`.
+    """
+    global REFUSED
     fence = _linux_fence()
     if fence is not None:
-        return fence.enter(setup, keep_fds=keep_fds)
-    _rlimits(setup.get("limits") or {})
-    scratch = (setup.get("fence") or {}).get("scratch")
+        entered = fence.enter(setup, keep_fds=keep_fds)
+        REFUSED = fence.REFUSED
+        return entered
+    options = setup.get("fence") or {}
+    scratch = options.get("scratch")
     workdir = tempfile.mkdtemp(prefix="grade-worker-", dir=scratch if scratch and os.path.isdir(scratch) else None)
-    return setup.get("submission"), workdir
+    copy = None
+    if setup.get("submission"):
+        copy = os.path.join(workdir, "submission")
+        REFUSED = intake.copy_submission(setup["submission"], copy, {"max_total": options.get("max_copy", MAX_COPY)})
+    _rlimits(setup.get("limits") or {})
+    return copy, workdir
 
 
 def main() -> None:

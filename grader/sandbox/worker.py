@@ -165,8 +165,9 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
     sys.path.append(str(PACKAGE_DIR / "earlier"))
     take_output = redirect_output(workdir)
     submissions: dict[str, Submission] = {}
-    # The submission could not be read as data (grader.sandbox.intake, by the Linux fence).
-    refused = getattr(sys.modules.get("grader.sandbox.fence"), "REFUSED", None)
+    # The submission could not be read as data (grader.sandbox.intake): said by the fence that
+    # entered it (grader.sandbox.fence, or a spawned worker's grader.sandbox.spawn).
+    refused = getattr(sys.modules.get(getattr(enter, "__module__", None) or ""), "REFUSED", None)
     from grader.sandbox.guard import Guard
 
     # Exercise modules inherited from the process the zygote was forked from (a test session,

@@ -7,6 +7,10 @@
    it scores with forked workers (exit 1), an endless loop that started a process of its own
    is stopped at the time limit with that process ended too. Every worker ran under the
    same restrictions (each one logs itself).
+   A submission holding a link (to the kit's solutions/, relative, absolute, through
+   /proc/self/cwd, nested) is refused in spawn mode, its workers also without `O_NOFOLLOW`,
+   `O_DIRECTORY` and `dir_fd` (as on Windows: `grader.sandbox.intake`'s path walker copies
+   the submission into the worker's private folder, and only the copy is imported).
 2. In both modes: the reference at full marks and the known mistakes (written into the
    file as a student would) failing, through the same judge.
 3. The pieces: the mode choice, frames over pipes, the pipe channel's time-out, the tree kill,
@@ -74,9 +78,14 @@ def _no_proc(function):
 builtins.open = io.open = _no_proc(io.open)
 os.open, os.listdir, os.scandir, os.stat = (_no_proc(os.open), _no_proc(os.listdir), _no_proc(os.scandir),
                                             _no_proc(os.stat))
+if os.environ.get("PORTABLE_TEST_NO_NOFOLLOW") and sys.argv == ["-c"]:  # a worker, as on Windows
+    for _name in ("O_NOFOLLOW", "O_DIRECTORY"):
+        if hasattr(os, _name):
+            delattr(os, _name)
+    os.supports_dir_fd, os.supports_fd = set(), set()
 if os.environ.get("PORTABLE_TEST_LOG"):
     with open(os.environ["PORTABLE_TEST_LOG"], "a") as _log:
-        _log.write(f"{os.getpid()} {' '.join(sys.argv)[:80]}\\n")
+        _log.write(f"{os.getpid()} {' '.join(sys.argv)[:80]}{' no-nofollow' if not hasattr(os, 'O_NOFOLLOW') else ''}\\n")
 '''
 
 
@@ -136,6 +145,38 @@ def test_the_command_line_grades_where_posix_calls_are_missing(tmp_path):
     lines = [line.split()[1:] for line in log.read_text(encoding="utf-8").splitlines()]
     judges, workers = [a for a in lines if "ex01" in a], [a for a in lines if a == ["-c"]]
     assert len(judges) == 2 and len(workers) >= 2, lines  # the two judges and their workers: all restricted
+
+
+@pytest.mark.parametrize("layout", ["folder_link", "inner_link", "relative_file", "proc_cwd", "nested"])
+def test_a_linked_submission_is_refused_in_spawn_mode_without_posix_calls(tmp_path, layout):
+    """The kit's solutions/ reached through a link is never graded as the student's: refused,
+    0, the reason said, by workers that have neither O_NOFOLLOW nor dir_fd."""
+    student = tmp_path / "student"
+    student.mkdir()
+    folder = student
+    if layout in ("folder_link", "proc_cwd"):
+        target = KIT / "solutions" if layout == "folder_link" else "/proc/self/cwd/solutions"
+        os.symlink(target, student / "exercises")
+        folder = student / "exercises"  # the folder graded is itself the link
+    elif layout == "relative_file":
+        os.symlink(os.path.relpath(KIT / "solutions" / "ex01_windows.py", student), student / "ex01_windows.py")
+    else:
+        shutil.copy(KIT / "exercises" / "ex01_windows.py", student)
+        inner = student / "data" / "more" if layout == "nested" else student
+        inner.mkdir(parents=True, exist_ok=True)
+        os.symlink(KIT / "solutions", inner / "reference")
+    log = tmp_path / "processes.log"
+    env = restricted_env(tmp_path, log, GRADE_WORKER="spawn", PORTABLE_TEST_NO_NOFOLLOW="1")
+    out = tmp_path / "report.json"  # run from the kit's root: /proc/self/cwd/solutions is its reference
+    run = subprocess.run(GRADE + ["ex01", "--submission", str(folder), "--format", "json", "--out", str(out)],
+                         capture_output=True, text=True, env=env, cwd=KIT, timeout=600)
+    assert run.returncode == 1 and out.is_file(), run.stdout[-2000:] + run.stderr[-3000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["score"] == 0 < report["max_score"], report
+    told = " ".join(c["message"] for e in report["exercises"] for c in e["checks"])
+    assert "submission refused" in told and "symbolic link" in told, told
+    workers = [line.split()[1:] for line in log.read_text(encoding="utf-8").splitlines()]
+    assert ["-c", "no-nofollow"] in workers, workers  # the portable walker did the reading
 
 
 def short_course(tmp: Path, timeout: int = 3) -> Path:
@@ -348,7 +389,7 @@ def test_the_windows_job_limits_have_the_windows_layout():
 
 
 PORTABLE_MODULES = ["grader/sandbox/spawn.py", "grader/sandbox/pool.py", "grader/sandbox/tree.py",
-                    "grader/sandbox/framing.py"]
+                    "grader/sandbox/framing.py", "grader/sandbox/intake.py"]
 POSIX_ONLY = re.compile(r"\bos\.(fork|forkpty|killpg|setpgid|setsid|wait3|wait4)\b|\bsignal\.(SIGALRM|alarm|setitimer)\b"
                         r"|\bselect\.select\b|\bimport fcntl\b|\bAF_UNIX\b|['\"]/proc")
 
