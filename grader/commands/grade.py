@@ -28,6 +28,9 @@ def grading_options(func):
         click.option("--show-hidden", is_flag=True, default=False,
                      help="教师用：显示隐藏测试的输入、期望值和输出（学生看到的报告不显示）/ instructors: show hidden "
                           "checks' inputs, expected values and output (a student's report never does)"),
+        click.option("--show-answers", is_flag=True, default=False,
+                     help="教师用：在每个未通过的检查下显示期望的答案和改法（text、json）/ instructors: show the "
+                          "expected answer and the fix under each failing check (text, json)"),
     ]
     for option in reversed(options):
         func = option(func)
@@ -40,12 +43,17 @@ def make_grade_command(name: str) -> click.Command:
     @click.command(name=name, help=helps.get(name, f"评分 {name} / grade {name}"))
     @grading_options
     @click.pass_obj
-    def command(obj, submission, reference, fmt, out, hidden_visibility, color, lang, show_hidden):
+    def command(obj, submission, reference, fmt, out, hidden_visibility, color, lang, show_hidden, show_answers):
+        from grader.report.render import ANSWER_FORMATS
         from grader.run.grading import grade_command
 
         if lang:
             obj.lang = lang
         course = obj.course
+        if show_answers and fmt not in ANSWER_FORMATS:
+            raise click.UsageError(say("show_answers_formats", obj.lang))
+        if show_answers and not course.solutions_dir.is_dir():  # a student's release: answers are earned
+            raise click.UsageError(say("show_answers_release", obj.lang))
         if name == "all":
             ids = [e.id for e in course.exercises]
         else:
@@ -56,7 +64,7 @@ def make_grade_command(name: str) -> click.Command:
                                            known=", ".join(e.id for e in course.exercises))) from None
         code = grade_command(course, ids, submission=submission, reference=reference, fmt=fmt, out=out,
                              color=color, lang=obj.lang, hidden_visibility=hidden_visibility,
-                             show_hidden=show_hidden)
+                             show_hidden=show_hidden, show_answers=show_answers)
         sys.exit(code)
 
     return command

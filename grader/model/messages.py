@@ -18,6 +18,12 @@ CATALOG: dict[str, dict[str, str]] = {
     "diagnosis": {"zh": "诊断", "en": "diagnosis"},
     "reread": {"zh": "重读 {section}", "en": "reread {section}"},
     "see_hint": {"zh": "提示：grade hint {id} --level {level}", "en": "hint: grade hint {id} --level {level}"},
+    # --show-answers (instructors and CI only; a student's report never has them)
+    "answer_line": {"zh": "答案（教师）：{answer}", "en": "answer (instructors): {answer}"},
+    "fix_line": {"zh": "改法（教师）：{fix}", "en": "fix (instructors): {fix}"},
+    "show_answers_formats": {"zh": "--show-answers 只用于 text 和 json 格式", "en": "--show-answers works with the text and json formats only"},
+    "show_answers_release": {"zh": "这个发行版不含参考答案（--show-answers 只供教师使用）",
+                             "en": "this release has no reference solutions (--show-answers is for instructors)"},
     "your_traceback": {"zh": "你的代码的调用栈：", "en": "your code's traceback:"},
     "your_output": {"zh": "你的代码打印了：", "en": "your code printed:"},
     "your_output_cut": {"zh": "你的代码打印了 {size}（{lines} 行），超过工具包的上限，只显示前 {kept} 个字符：",

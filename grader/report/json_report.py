@@ -8,7 +8,11 @@ exception messages or output). With `instructor=True` (`grade batch`'s results.j
     {"score": 41, "max_score": 46, "exercises": [...student view...],
      "instructor": {"exercises": [{"id": "ex02", "checks": [{"name": "test_…", "label":
       "masked(…inputs…)", "expected": "1.2345", "got": "1.3", "message": "…", "traceback": "…",
-      "output": "…", "answer": null}]}]}}
+      "output": "…", "answer": null, "diagnosis": "sum_not_mean", "fix": {"zh": "…", "en": "…"}}]}]}}
+
+With `answers` (an instructor's `--show-answers`, grader.report.answers) each check of the
+top part also gets `"answer"` (the hand-computed or expected value) and `"fix"` (the diagnosed
+mistake's fix, in the report's language); without it, those keys are not there at all.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from grader.report.text import check_message
 
 
 
-def as_json_dict(results: list[ExerciseResult], lang: str = "zh", *, instructor: bool = False) -> dict:
+def as_json_dict(results: list[ExerciseResult], lang: str = "zh", *, instructor: bool = False,
+                 answers: dict | None = None) -> dict:
     """The `--format json` object pinned in docs/GRADER.md (plus a few extra fields), in the
-    student's view; with `instructor`, the full details too, apart (see the module)."""
+    student's view; with `instructor`, the full details too, apart; with `answers`, each
+    failing check's answer and fix (see the module)."""
     full = results
     results = for_student(results)
     exercises = []
@@ -35,6 +41,11 @@ def as_json_dict(results: list[ExerciseResult], lang: str = "zh", *, instructor:
             "kind": c.finding.kind if c.finding else None,
             "diagnosis": c.finding.diagnosis["id"] if c.finding and c.finding.diagnosis else None,
         } for c in result.checks]
+        if answers is not None:
+            from grader.report.answers import answer_fields
+
+            for entry in checks:
+                entry.update(answer_fields(answers.get((result.exercise.id, entry["name"])), lang))
         exercises.append({"id": result.exercise.id, "title": result.exercise.title(lang), "status": result.status,
                           "score": result.score, "max_score": result.max_score, "checks": checks,
                           "review": list(result.review)})
@@ -55,9 +66,18 @@ def instructor_view(results: list[ExerciseResult], lang: str = "zh") -> dict:
         "got": c.finding.got if c.finding else (c.shown[-1][2] if c.shown else None),
         "traceback": c.finding.traceback if c.finding else "", "output": c.finding.output if c.finding else "",
         "answer": c.finding.answer if c.finding else None,
+        "diagnosis": c.finding.diagnosis["id"] if c.finding and c.finding.diagnosis else None,
+        "fix": _fix(c),
         "calls": [entry[0] for entry in c.shown],  # every passed call, with its inputs
     } for c in r.checks]} for r in results]}
 
 
-def render_json(results: list[ExerciseResult], lang: str = "zh", *, instructor: bool = False) -> str:
-    return json.dumps(as_json_dict(results, lang, instructor=instructor), ensure_ascii=False, indent=2)
+def _fix(check) -> dict | None:
+    """The diagnosed mistake's fix, both languages (never in the student's part)."""
+    fix = (check.finding.diagnosis or {}).get("fix") if check.finding else None
+    return dict(fix) if fix else None
+
+
+def render_json(results: list[ExerciseResult], lang: str = "zh", *, instructor: bool = False,
+                answers: dict | None = None) -> str:
+    return json.dumps(as_json_dict(results, lang, instructor=instructor, answers=answers), ensure_ascii=False, indent=2)

@@ -10,19 +10,31 @@ from __future__ import annotations
 from pathlib import Path
 
 FORMATS = ("text", "json", "junit", "gradescope", "github", "classroom")
+ANSWER_FORMATS = ("text", "json")  # the formats `--show-answers` adds answers and fixes to
 
 
 def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bool = False,
-           picture_dir: Path | None = None, hidden_visibility: str | None = None, show_hidden: bool = False) -> str:
+           picture_dir: Path | None = None, hidden_visibility: str | None = None, show_hidden: bool = False,
+           show_answers: bool = False) -> str:
     """The report in `fmt`. Example: render(results, "junit", "en") -> '<?xml …<testsuites …'.
 
     Every format shows hidden checks in the student's view (grader.report.student_view)
     unless `show_hidden` (an instructor's `--show-hidden`): then the text and CI formats
-    show everything, and json adds the full details apart, under "instructor"."""
+    show everything, and json adds the full details apart, under "instructor".
+    `show_answers` (an instructor's `--show-answers`, text and json only) adds under each
+    failing check the expected answer and the diagnosed mistake's fix (grader.report.answers),
+    which a student's report never shows."""
+    answers = None
+    if show_answers:
+        if fmt not in ANSWER_FORMATS:
+            raise ValueError(f"show_answers works with {', '.join(ANSWER_FORMATS)}, not {fmt!r}")
+        from grader.report.answers import answers_of
+
+        answers = answers_of(results)  # from the full results, before the student's view
     if fmt == "json":
         from grader.report.json_report import render_json
 
-        return render_json(results, lang, instructor=show_hidden)
+        return render_json(results, lang, instructor=show_hidden, answers=answers)
     if not show_hidden:
         from grader.report.student_view import for_student
 
@@ -30,7 +42,8 @@ def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bo
     if fmt == "text":
         from grader.report.text import render_text
 
-        return render_text(results, lang, color=color, hidden_note=hidden_note, picture_dir=picture_dir)
+        return render_text(results, lang, color=color, hidden_note=hidden_note, picture_dir=picture_dir,
+                           answers=answers)
     if fmt == "junit":
         from grader.report.junit import render_junit
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 
 from grader.model.messages import say, section_text
-from grader.model.results import CheckResult, ExerciseResult
+from grader.model.results import CheckResult, ExerciseResult, Finding
 from grader.report.layout import pad, width
 
 NAME_WIDTH = 34
@@ -24,8 +24,9 @@ def check_message(check: CheckResult, lang: str) -> str:
     if check.passed or f is None:
         return ""
     parts = []
-    if f.expected is not None or f.got is not None:
-        parts.append(f"{say('expected', lang)} {f.expected}, {say('got', lang)} {f.got}")
+    values = _values(f, lang)
+    if values:
+        parts.append(values)
     reason = f.en if lang == "en" else f.zh
     if reason:
         parts.append(reason)
@@ -37,9 +38,12 @@ def check_message(check: CheckResult, lang: str) -> str:
 
 
 def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool = False, hidden_note: bool = False,
-                picture_dir=None) -> str:
+                picture_dir=None, answers: dict | None = None) -> str:
     """The report for people. Checks' attachments are drawn under them (grader.report.pictures);
-    pictures saved as files (ex12's loss curve) go to `picture_dir` when it is given."""
+    pictures saved as files (ex12's loss curve) go to `picture_dir` when it is given.
+
+    `answers` (an instructor's `--show-answers`: grader.report.answers.answers_of) puts the
+    expected answer and the fix under each failing check; a student's report has none."""
     style = _styler(color)
     lines: list[str] = []
     for result in results:
@@ -63,7 +67,8 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
         for check in result.checks:
             if id(check) in stopped_ids:
                 continue
-            lines.extend(_check_lines(check, ex.id, lang, style, seen=shown_tracebacks))
+            found = answers.get((ex.id, check.name)) if answers else None
+            lines.extend(_check_lines(check, ex.id, lang, style, seen=shown_tracebacks, answer=found))
             if check.attachments:
                 from grader.report.pictures import pictures_for
 
@@ -86,15 +91,29 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
     return "\n".join(lines)
 
 
-def _head(mark: str, title: str, lang: str, expected: str, got: str) -> list[str]:
+def _values(f, lang: str, *, padded: bool = False) -> str:
+    """`expected X, got Y`, each side only when the check has it: a call that raised before any
+    answer was compared (`assert_ok`) has no expected value, and says only what came back.
+
+    >>> _values(Finding("error", got="raised ValueError"), "en")
+    'got raised ValueError'
+    """
+    expected = f"{say('expected', lang)} {f.expected}" if f.expected is not None else ""
+    got = f"{say('got', lang)} {f.got}" if f.got is not None else ""
+    if padded and expected and got:
+        return f"{say('expected', lang)} {pad(str(f.expected), VALUE_WIDTH)}{got}"
+    return (" " if padded else ", ").join(part for part in (expected, got) if part)
+
+
+def _head(mark: str, title: str, values: str) -> list[str]:
     """The check's line: name, then expected against got (on the next line if the name is long)."""
-    values = f"{say('expected', lang)} {pad(expected, VALUE_WIDTH)}{say('got', lang)} {got}"
     if width(title) >= NAME_WIDTH:
         return [f"  {mark} {title}", f"    {' ' * NAME_WIDTH}{values}"]
     return [f"  {mark} {pad(title, NAME_WIDTH)}{values}"]
 
 
-def _check_lines(check: CheckResult, exercise_id: str, lang: str, style, seen: set | None = None) -> list[str]:
+def _check_lines(check: CheckResult, exercise_id: str, lang: str, style, seen: set | None = None,
+                 answer: dict | None = None) -> list[str]:
     title = check.title(lang)
     if check.manual:
         mark = "…"
@@ -107,8 +126,9 @@ def _check_lines(check: CheckResult, exercise_id: str, lang: str, style, seen: s
     if f.kind in ("not_implemented", "missing", "not_run"):
         reason = f.en if lang == "en" else f.zh
         return [f"  {mark} {pad(title, NAME_WIDTH)}{reason}"]
-    if f.expected is not None or f.got is not None:
-        lines = _head(mark, title, lang, str(f.expected), str(f.got))
+    values = _values(f, lang, padded=True)
+    if values:
+        lines = _head(mark, title, values)
     else:
         lines = [f"  {mark} {title}"]
     reason = f.en if lang == "en" else f.zh
@@ -124,6 +144,10 @@ def _check_lines(check: CheckResult, exercise_id: str, lang: str, style, seen: s
         if d.get("hint"):
             extra += "  " + say("see_hint", lang, id=exercise_id, level=d["hint"])
         lines.append("      " + extra)
+    if answer:
+        from grader.report.answers import answer_lines
+
+        lines.extend("      " + style(line, fg="cyan") for line in answer_lines(answer, lang, shown_expected=f.expected))
     from grader.report.failure import output_lines, where_lines
 
     if f.kind != "grader_error":

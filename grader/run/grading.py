@@ -20,7 +20,7 @@ from grader.run.startup import corpus_provider, freeze_loaded, load_judge, refer
 
 def grade_command(course: Course, ids: list[str], *, submission: Path | None, reference: bool, fmt: str,
                   out: Path | None, color: bool | None, lang: str, hidden_visibility: str | None = None,
-                  show_hidden: bool = False) -> int:
+                  show_hidden: bool = False, show_answers: bool = False) -> int:
     if reference:
         if not course.solutions_dir.is_dir():
             raise click.UsageError(say("no_reference", lang))
@@ -45,7 +45,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         zygote.close()
     text = render(results, fmt, lang, color=(sys.stdout.isatty() if color is None and out is None else bool(color)),
                   hidden_note=recorded, picture_dir=None if reference else folder / ".grade",
-                  hidden_visibility=hidden_visibility, show_hidden=show_hidden)
+                  hidden_visibility=hidden_visibility, show_hidden=show_hidden, show_answers=show_answers)
     if out:
         Path(out).write_text(text + "\n", encoding="utf-8")
     else:

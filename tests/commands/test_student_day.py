@@ -92,3 +92,25 @@ def test_a_wrong_answer_fits_a_terminal_in_english(grade_exe, root, tmp_path):
     assert not chinese_outside_quotes(run.stdout), chinese_outside_quotes(run.stdout)
     assert not INTERNAL.search(run.stdout + run.stderr)
     assert "2,084" not in run.stdout and re.search(r"make_windows\(\[[^\]]*\], \d", run.stdout)
+
+
+def test_show_answers_is_the_instructors_option(grade_exe, root, tmp_path):
+    """`grade ex03 --show-answers` (text, json) puts the hand answer and the fix under the failing
+    check; the student's default report has neither; other formats are a usage error."""
+    import json
+
+    source = (root / "solutions" / "ex03_param_budget.py").read_text(encoding="utf-8")
+    (tmp_path / "ex03_param_budget.py").write_text(
+        source.replace("ANSWER_PARAMS = 409_600_000", "ANSWER_PARAMS = 204_800_000", 1), encoding="utf-8")
+    student = grade(grade_exe, "ex03", "--lang", "en", "--submission", str(tmp_path))
+    assert student.returncode == 1 and "409,600,000" not in student.stdout and "(instructors)" not in student.stdout
+    shown = grade(grade_exe, "ex03", "--lang", "en", "--submission", str(tmp_path), "--show-answers")
+    assert shown.returncode == 1, shown.stderr
+    assert "answer (instructors): 409,600,000 (409.6M)" in shown.stdout
+    assert "fix (instructors): Untied (tied=False): two V × C tables" in shown.stdout
+    out = tmp_path / "grade.json"
+    grade(grade_exe, "ex03", "--submission", str(tmp_path), "--format", "json", "--out", str(out), "--show-answers")
+    (check,) = [c for c in json.loads(out.read_text())["exercises"][0]["checks"] if c["name"] == "test_answer_params"]
+    assert check["answer"] == "409,600,000 (409.6M)" and "2 * V * C" in check["fix"]
+    refused = grade(grade_exe, "ex03", "--lang", "en", "--submission", str(tmp_path), "--format", "junit", "--show-answers")
+    assert refused.returncode == 2 and "text and json" in refused.stderr
