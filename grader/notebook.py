@@ -145,7 +145,7 @@ def check_result(exercise_id: str, check_name: str, namespace: dict, *, lang: st
     points = int(marks.get("points", (0,))[0])
     timeout = float(marks["timeout_s"][0]) if "timeout_s" in marks else ex.timeout
     module = namespace_module(namespace)
-    view = StudentView(InProcessSubject(module, _cell_folder(module)), timeout)
+    view = StudentView(InProcessSubject(module, _cell_folder(module)), timeout, goes_on=True)
     fixtures = {"student": lambda: view, "reference": lambda: _references_for(course)(exercise_id),
                 "corpus_path": lambda: _corpus_path(course), "lang": lambda: lang,
                 "draws": _fixed_draws}  # in-kernel: the inputs as written (grader.judge.draws)
@@ -156,7 +156,11 @@ def check_result(exercise_id: str, check_name: str, namespace: dict, *, lang: st
         unknown = [name for name in wanted if name not in fixtures]
         if unknown:
             raise TypeError(f"check {check_name} asks for unknown fixtures {unknown}")
-        func(**{name: fixtures[name]() for name in wanted})
+        try:
+            func(**{name: fixtures[name]() for name in wanted})
+        except Exception as err:  # noqa: BLE001 - settle re-raises what it does not replace
+            view.settle(err)
+        view.settle()  # the check's first failed comparison, diagnosed over every case it compared
     except CheckFailed as failed:
         finding = failed.finding
     except Exception as err:  # a bug in the grader (or the data is missing): say so plainly

@@ -7,6 +7,7 @@ import torch
 
 from grader.judge import call, check_value, probe, same
 from grader.judge.derived import derived
+from grader.judge.labels import argument
 
 pytestmark = pytest.mark.exercise("ex08")
 
@@ -47,15 +48,17 @@ def test_small_example(student, reference):
 def test_same_batch_as_reference(student, reference):
     """同一个 generator 状态 → 同一批 | The same generator state gives the reference's batch"""
     for n, T, B, seed in [(100, 8, 4, 0), (1000, 8, 32, 1337), (37, 5, 7, 3), (9, 8, 5, 11)]:
-        same(student, reference, probe("ex08.batch", _random_data(n, seed), T, B, seed),
-             label=f"get_batch(data[{n}], block_size={T}, batch_size={B}, generator=manual_seed({seed}))")
+        data = _random_data(n, seed)
+        same(student, reference, probe("ex08.batch", data, T, B, seed),
+             label=f"get_batch({argument(data)}, block_size={T}, batch_size={B}, generator=manual_seed({seed}))")
 
 
 @pytest.mark.points(1)
 def test_global_generator(student, reference):
     """不给 generator 时用全局随机数 | Without a generator, the global one"""
-    same(student, reference, probe("ex08.batch_global", _random_data(200, 5), 8, 4, 42),
-         label="torch.manual_seed(42); get_batch(data[200], 8, 4)")
+    data = _random_data(200, 5)
+    same(student, reference, probe("ex08.batch_global", data, 8, 4, 42),
+         label=f"torch.manual_seed(42); get_batch({argument(data)}, 8, 4)")
 
 
 @pytest.mark.points(1)

@@ -13,6 +13,14 @@ Example: ex06's check `test_whole_corpus` observes one call, `corpus_roundtrip(.
 student's decode that joins with spaces gives `{"decoded_sha256": "9f…", …}`; the variant
 "decode drops id 0" gives `{"decoded_sha256": "1c…", …}`: they differ, so that mistake is
 not named, although both fail the check.
+
+Every call means every case the check compares, not the ones before the first wrong answer: a
+check does not stop at its first failed comparison (`same`, `check_value` through the `student`
+fixture keep it as the check's `FirstFailure` and go on), so the cases after it are observed
+too, and the diagnosis, made when the check ends, must explain them all. An ex03 that forgets
+the LM head (`embedding_params` always V × C) looks like "tied and untied swapped" on the
+untied case it fails first; the tied case after it, which it gets right and the swapped variant
+does not, rules that diagnosis out.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from dataclasses import dataclass, field
 
 from grader.judge.compare import DEFAULT_TOL, Tol, compare
 from grader.model.calls import Call, Observation
+from grader.model.results import Finding
 
 
 @dataclass(frozen=True)
@@ -131,3 +140,42 @@ def diagnosis_for(reference, seen: list[Seen]) -> dict | None:
     if found and all(m.zh == found[0].zh for m in found):
         return found[0].as_dict()  # variants of one bug under one name (ex13's tie rules)
     return None
+
+
+# ------------------------------------------------------------------ a check goes on past its first failure
+
+# The failures a check goes on past: a wrong answer, or the student's own exception (the cases
+# after it still tell mistakes apart). A stub, a missing name or a file that does not import
+# stop the check where they are; a time-out or a crash after the first failure is what the
+# report says instead (later checks refer to it: "not run again: … ran past its limit above").
+GOES_ON = frozenset({"mismatch", "error"})
+REPORTED_INSTEAD = frozenset({"timeout", "crash"})
+
+
+@dataclass
+class FirstFailure:
+    """A check's first failed comparison, kept while the check compares its other cases.
+
+    `reference` is what the diagnosis is made against (None: the comparison asked for none),
+    `index` the position of the failed call in the check's `seen`.
+    """
+
+    finding: Finding
+    reference: object | None
+    index: int
+
+    def final(self, seen: list[Seen]) -> Finding:
+        """The finding to report, diagnosed over every case the check compared (`seen`)."""
+        if self.reference is not None:
+            self.finding.diagnosis = diagnosis_for(self.reference, seen)
+        return self.finding
+
+
+def reported_instead(raised: BaseException | None) -> bool:
+    """Whether what ended the check replaces its first failure in the report."""
+    if raised is None:
+        return False
+    if not isinstance(raised, Exception):  # KeyboardInterrupt, pytest's own outcomes
+        return True
+    later = getattr(raised, "finding", None)
+    return isinstance(later, Finding) and later.kind in REPORTED_INSTEAD

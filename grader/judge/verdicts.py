@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 from grader.judge.compare import DEFAULT_TOL, Mismatch, Tol, compare, short
-from grader.judge.mistakes import Seen, diagnosis_for
+from grader.judge.mistakes import GOES_ON, FirstFailure, Seen, diagnosis_for, reported_instead
 from grader.judge.student_errors import grader_made, student_error_finding
 from grader.model.calls import Call, Observation
 from grader.model.results import CheckFailed, Finding
@@ -21,14 +21,43 @@ __all__ = ["Tol", "call", "read", "probe", "same", "check_value", "observe", "fa
 
 class StudentView:
     """The `student` fixture: a subject with the check's time limit, remembering what it showed
-    and every call the check made on it (`seen`: what a diagnosis must explain in full)."""
+    and every call the check made on it (`seen`: what a diagnosis must explain in full).
 
-    def __init__(self, subject, timeout: float):
+    With `goes_on` (set by a runner that calls `settle` when the check's body ends: the pytest
+    plugin, the notebook), a failed comparison does not stop the check: it is kept as
+    `first_failure`, the check compares its other cases, and `settle` raises it, diagnosed
+    over all of them (grader.judge.mistakes)."""
+
+    def __init__(self, subject, timeout: float, *, goes_on: bool = False):
         self.subject = subject
         self.timeout = timeout
         self.shown: list[tuple[str, str, str]] = []
         self.attachments: dict[str, object] = {}
         self.seen: list[Seen] = []
+        self.goes_on = goes_on
+        self.first_failure: FirstFailure | None = None
+
+    @property
+    def failing(self) -> Seen | None:
+        """The call the reported failure is about: the first failed one, else the last one made."""
+        if self.first_failure is not None:
+            return self.seen[self.first_failure.index]
+        return self.seen[-1] if self.seen else None
+
+    def keep_failure(self, finding: Finding, reference) -> None:
+        """Keep the check's first failed comparison (the `seen` call just made) and go on."""
+        if self.first_failure is None:
+            self.first_failure = FirstFailure(finding, reference, len(self.seen) - 1)
+
+    def settle(self, raised: BaseException | None = None) -> None:
+        """End the check: raise its first failure, diagnosed over every case it compared, or
+        what the check raised (a time-out or a crash after the first failure wins), or nothing."""
+        if self.first_failure is None or reported_instead(raised):
+            self.first_failure = None
+            if raised is not None:
+                raise raised
+            return
+        raise CheckFailed(self.first_failure.final(self.seen))
 
     def observe(self, a_call: Call, *, tol: Tol | None = None, dtype: bool = True,
                 expected: Observation | None = None) -> Observation:
@@ -108,8 +137,9 @@ def diagnose(student, reference) -> dict | None:
 
     A mistake is named only when its variant's observation equals the student's on each
     call the check observed so far (those the student got right included), so one matching
-    field or one matching call is never enough. Call it when the check fails; a custom
-    check passes the result to `fail(..., diagnosis=diagnose(student, reference))`.
+    field or one matching call is never enough. `same` and `check_value` diagnose when the
+    check ends, over every case it compared (they go on past a failed one); a custom check
+    calls it when it fails and passes the result to `fail(..., diagnosis=diagnose(student, reference))`.
 
     Example: ex08's start statistics and layout calls of an x one id too long report
     `x_shape (64, 9)`; "batch and time swapped" reports `(8, 64)`: not named.
@@ -118,6 +148,25 @@ def diagnose(student, reference) -> dict | None:
     if reference is None or not seen:
         return None
     return diagnosis_for(reference, seen)
+
+
+def _view_of(student) -> StudentView | None:
+    if isinstance(student, StudentView):
+        return student
+    view = getattr(student, "view", None)  # a derived view of the student (grader.judge.derived)
+    return view if isinstance(view, StudentView) else None
+
+
+def _failed(student, reference, finding: Finding, *, diagnosed: bool = True) -> None:
+    """A failed comparison: kept while the check goes on through its other cases (the `student`
+    fixture), else raised at once, diagnosed over the calls made so far."""
+    view = _view_of(student)
+    if view is not None and view.goes_on and finding.kind in GOES_ON:
+        view.keep_failure(finding, reference if diagnosed else None)
+        return
+    if diagnosed:
+        finding.diagnosis = diagnose(student, reference)
+    raise CheckFailed(finding)
 
 
 def _observe(student, a_call: Call, tol: Tol, dtype: bool, expected: Observation | None) -> Observation:
@@ -133,7 +182,11 @@ def _expected_short(obs: Observation) -> str:
 
 def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | None = None,
          dtype: bool = True):
-    """Observe `a_call` on both; fail unless the student's answer matches. Returns it."""
+    """Observe `a_call` on both; fail unless the student's answer matches. Returns it.
+
+    Through the `student` fixture a wrong answer (or the student's exception) does not stop
+    the check: it is the check's failure, reported when the check ends, and the check goes on
+    comparing its other cases, so that the diagnosis explains all of them (StudentView.settle)."""
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
     expected = reference.observe(a_call)
@@ -149,18 +202,19 @@ def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | 
         finding.expected = _expected_short(expected)
         if finding.got is None and finding.kind in ("timeout", "crash"):
             finding.got = "—"
-        if finding.kind == "error":
-            finding.diagnosis = diagnose(student, reference)
-        raise CheckFailed(finding)
+        if finding.kind != "error":
+            raise CheckFailed(finding)
+        _failed(student, reference, finding)
+        return None
     finding = Finding(
         "mismatch", label, expected=_expected_short(expected),
         got=_expected_short(got) if got.ok else f"raises {got.error_type}",
         zh=mismatch.zh, en=mismatch.en, output=got.output,
-        traceback=(got.error or {}).get("traceback", "") if not got.ok else "",
-        diagnosis=diagnose(student, reference))
+        traceback=(got.error or {}).get("traceback", "") if not got.ok else "")
     if got.ok and _is_id_list(expected.value) and _is_id_list(got.value):
         _point_at_first_difference(student, finding, expected.value, got.value)
-    raise CheckFailed(finding)
+    _failed(student, reference, finding)
+    return got.value if got.ok else None
 
 
 def _is_id_list(value) -> bool:
@@ -209,19 +263,24 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
         finding.got = finding.got or "—"
         if hand:
             finding.answer = short(expected)
-        raise CheckFailed(finding)
+        if finding.kind != "error":
+            raise CheckFailed(finding)
+        _failed(student, reference, finding, diagnosed=False)
+        return None
     value = got.value
     mismatch = compare(expected, value, tol, dtype=dtype)
     if mismatch is None:
         student.record(label, short(expected), short(value))
         return value
-    diagnosis = diagnose(student, reference)
     if hand:
         zh, en = hand_mismatch(expected, value)
-        raise CheckFailed(Finding("mismatch", label, expected=HIDDEN_ANSWER, got=short(value), zh=zh, en=en,
-                                  output=got.output, diagnosis=diagnosis, answer=short(expected)))
-    raise CheckFailed(Finding("mismatch", label, expected=short(expected), got=short(value),
-                              zh=mismatch.zh, en=mismatch.en, output=got.output, diagnosis=diagnosis))
+        finding = Finding("mismatch", label, expected=HIDDEN_ANSWER, got=short(value), zh=zh, en=en,
+                          output=got.output, answer=short(expected))
+    else:
+        finding = Finding("mismatch", label, expected=short(expected), got=short(value),
+                          zh=mismatch.zh, en=mismatch.en, output=got.output)
+    _failed(student, reference, finding)
+    return value
 
 
 HIDDEN_ANSWER = "?"  # a hand-computed answer is not shown (the message says so, in the report's language)

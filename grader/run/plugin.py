@@ -49,9 +49,24 @@ class GradingPlugin:
         item = request.node
         exercise_id = exercise_of(item)
         timeout = timeout_of(item, self.session.timeout_of(exercise_id))
-        view = StudentView(self.session.student(exercise_id), timeout)
+        view = StudentView(self.session.student(exercise_id), timeout, goes_on=True)
         self._views[item.nodeid] = view
         return view
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pyfunc_call(self, pyfuncitem):
+        """A check goes on past its first failed comparison; when its body ends, that failure
+        is raised, diagnosed over every case it compared (StudentView.settle)."""
+        view = self._views.get(pyfuncitem.nodeid)
+        if view is None:
+            return (yield)
+        try:
+            result = yield
+        except BaseException as err:  # noqa: BLE001 - settle re-raises what it does not replace
+            view.settle(err)
+            raise
+        view.settle()
+        return result
 
     @pytest.fixture
     def reference(self, request):

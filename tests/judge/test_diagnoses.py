@@ -92,6 +92,9 @@ NATURAL_BUGS = {
     "count_params counts frozen ones": ("ex03", [("if id(p) in seen or not p.requires_grad:", "if id(p) in seen:")]),
     "lm_loss summed": ("ex05", [("return F.cross_entropy(flat_logits, flat_labels, ignore_index=-100)  # ()",
                                  "return F.cross_entropy(flat_logits, flat_labels, ignore_index=-100, reduction=\"sum\")")]),
+    # untied, its first failing case, looks like "tied and untied swapped"; tied, which comes
+    # after it and which it gets right, rules that out (a check goes on past its first failure)
+    "embedding forgets the LM head": ("ex03", [("return per_table if tied else 2 * per_table", "return per_table")]),
 }
 
 
@@ -178,6 +181,92 @@ def test_one_matching_field_is_not_agreement():
     assert not agrees(_obs({"n_ids": 3, "decoded_equals_text": False, "decoded_sha256": "bb"}), seen)
     assert agrees(_obs({"n_ids": 3, "decoded_equals_text": False, "decoded_sha256": "aa"}), seen)
     assert not agrees(_obs(1.0), Seen(Call("p"), _obs(1)))  # an int is not a float
+
+
+# ------------------------------------------------------------------ every case of the check, not the first failed one
+
+class _FakeStudent:
+    """A subject answering fixed values per call (what a worker would report)."""
+
+    def __init__(self, answers: dict[str, object]):
+        self._answers = answers
+
+    def observe(self, a_call, timeout=None):
+        answer = self._answers[a_call.probe]
+        return answer if isinstance(answer, Observation) else _obs(answer)
+
+
+class _FakeReferenceWithAnswers(_FakeReference):
+    def __init__(self, right: dict[str, object], answers: dict[str, dict[str, object]]):
+        super().__init__(answers)
+        self._right = right
+
+    def observe(self, a_call, timeout=None):
+        return _obs(self._right[a_call.probe])
+
+
+CASES = ("p.one", "p.two", "p.three")
+RIGHT = {"p.one": 1, "p.two": 2, "p.three": 3}
+
+
+def _run_check(student_answers: dict, mistakes: dict, *, goes_on: bool = True):
+    """A check comparing three cases in a loop, as the checks do; the finding it ends with."""
+    from grader.judge.verdicts import StudentView, same
+    from grader.model.results import CheckFailed
+
+    view = StudentView(_FakeStudent(student_answers), 1.0, goes_on=goes_on)
+    reference = _FakeReferenceWithAnswers(RIGHT, mistakes)
+    with pytest.raises(CheckFailed) as failed:
+        try:
+            for case in CASES:
+                same(view, reference, Call(case, label=f"{case}()"))
+        except Exception as err:  # noqa: BLE001 - what the plugin's wrapper does
+            view.settle(err)
+        view.settle()
+    return failed.value.finding, view
+
+
+def test_the_check_goes_on_past_its_first_failure_and_the_diagnosis_explains_every_case():
+    # the first case matches mistake a, the third does not: a is not named
+    mistakes = {"a": {"p.one": 10, "p.two": 2, "p.three": 30}}
+    finding, view = _run_check({"p.one": 10, "p.two": 2, "p.three": 31}, mistakes)
+    assert [s.call.probe for s in view.seen] == list(CASES)  # every case compared
+    assert finding.label == "p.one()" and finding.diagnosis is None  # the report is about the first failure
+    # when every case agrees, it is named
+    finding, _ = _run_check({"p.one": 10, "p.two": 2, "p.three": 30}, mistakes)
+    assert finding.diagnosis["id"] == "a"
+
+
+def test_a_later_case_tells_two_mistakes_apart():
+    mistakes = {"a": {"p.one": 10, "p.two": 2, "p.three": 30}, "b": {"p.one": 10, "p.two": 2, "p.three": 33}}
+    finding, _ = _run_check({"p.one": 10, "p.two": 2, "p.three": 33}, mistakes)
+    assert finding.label == "p.one()" and finding.diagnosis["id"] == "b"
+    # stopping at the first failure, both explain what was seen: a guess, so neither was named
+    finding, _ = _run_check({"p.one": 10, "p.two": 2, "p.three": 33}, mistakes, goes_on=False)
+    assert finding.diagnosis is None
+
+
+def test_a_time_out_after_the_first_failure_is_what_the_report_says():
+    timed_out = Observation(ok=False, error={"type": "Timeout", "message": "1 s", "traceback": ""})
+    finding, view = _run_check({"p.one": 10, "p.two": timed_out, "p.three": 3}, {"a": {"p.one": 10, "p.two": 2,
+                                                                                      "p.three": 3}})
+    assert finding.kind == "timeout" and finding.label == "p.two()" and view.failing.call.probe == "p.two"
+
+
+def test_a_hidden_check_is_shown_by_the_call_that_failed_not_the_last_one():
+    from grader.judge.hiding import hidden_view_of
+
+    finding, view = _run_check({"p.one": [1, 2], "p.two": 2, "p.three": 3}, {})
+    assert view.failing.call.probe == "p.one"
+    assert hidden_view_of(view, finding)["got"] != hidden_view_of(view, finding)["expected"]
+
+
+def test_ex08_labels_a_tensor_argument_by_its_shape(tmp_path, references):
+    exercise_id, edits = NATURAL_BUGS["x one id too long"]
+    result = _grade(exercise_id, _submission(tmp_path, exercise_id, edits), references,
+                    only={"test_same_batch_as_reference"})
+    (check,) = result.checks
+    assert check.finding.label == "get_batch(tensor(shape=(100,)), block_size=8, batch_size=4, generator=manual_seed(0))"
 
 
 # ------------------------------------------------------------------ answers are earned
