@@ -52,6 +52,7 @@ LABELS = {
         "no_sources": "未比较相似度：{why}",
         "no_folder": "没有给出提交目录（grade report OUT --submissions DIR）",
         "no_copydetect": "没有安装 copydetect（pip install copydetect）",
+        "refused": "被拒绝的提交与未读取的文件", "note": "原因",
     },
     "en": {
         "title": "Cohort grading report", "students": "students", "student": "student", "mean": "mean", "median": "median",
@@ -72,6 +73,7 @@ LABELS = {
         "no_sources": "Similarity not computed: {why}",
         "no_folder": "no submissions folder given (grade report OUT --submissions DIR)",
         "no_copydetect": "copydetect is not installed (pip install copydetect)",
+        "refused": "Refused submissions and files not read", "note": "why",
     },
 }
 
@@ -144,7 +146,8 @@ def cohort_summary(book: dict, course: Course | None, lang: str) -> dict:
         row["message"] = max(row.pop("messages").items(), key=lambda kv: (kv[1], kv[0]))[0]
     return {"students": len(students), "exercises": exercises, "total": _stats(totals, total_max),
             "failed_checks": failed[:TOP_CHECKS], "mistakes": _mistakes(made, course, lang),
-            "sections": _sections(made, course)}
+            "sections": _sections(made, course),
+            "refused": [{"name": n, "note": r["note"]} for n, r in sorted(students.items()) if r.get("note")]}
 
 
 def _mistakes(made: dict, course: Course | None, lang: str) -> list[dict]:

@@ -7,14 +7,20 @@ Every folder of DIR is a student, dot-folders included, and gets exactly one row
 - Each folder is keyed by an injective encoding of its exact name (`student_key`): percent
   escapes plus a hash of the name's bytes, so `alice smith` and `alice_smith` (or `Alice`
   and `alice` on a case-blind disk) never share a state file.
-- A file is looked at with `lstat` before anything opens it. A link, a FIFO, a device, a
-  socket, a folder named like a file or a file over `SOURCE_CAP` is refused *without being
-  opened* (a FIFO would block the reader forever) and named in the student's problems; the
-  other files are still graded. Accepted files are copied (streamed, capped) into
+- The whole folder is read as data by `grader.sandbox.intake`'s rules (`survey`: `lstat`
+  only, no link followed at any depth, at most 4000 entries and 12 levels) before a byte is
+  read. A link or a special file (FIFO, device, socket) anywhere but as a file the exercises
+  are read from (a linked `exercises/`, a linked sub-folder or data file, a link in a nested
+  folder, a FIFO deep inside) refuses the whole submission: every exercise 0, the reason in
+  the `note` column and in every check's message.
+- A file the exercises are read from (a top-level `*.py` of the folder they are found in)
+  that is a link, a FIFO, a device, a socket, a folder or over `SOURCE_CAP` is refused
+  *without being opened* and named in the student's problems; the other files are still
+  graded. Accepted files are copied (capped, checked to be the file the survey saw) into
   OUT/staged/<key>/, the folder the workers then read; the fingerprint of the submission is
-  taken while copying, so no file is read twice and none whole into memory.
-- nbgrader notebooks are capped the same way before they are parsed; their solution cells
-  are extracted into OUT/staged/<key>/.
+  taken while copying. Files nothing reads (data, notes) cost an `lstat` each.
+- nbgrader notebooks are surveyed and capped the same way before they are parsed; their
+  solution cells are extracted into OUT/staged/<key>/.
 
     >>> students = find_students(Path("cohort"), course, Path("out/staged"))
     >>> students[0].name, students[0].present, students[0].problems
@@ -36,6 +42,7 @@ from grader.cohort.capped import NOTEBOOK_CAP, SOURCE_CAP, TOTAL_CAP, read_cappe
 from grader.cohort.notebooks import extract_notebook_text
 from grader.model.course import Course
 from grader.model.files import atomic_write
+from grader.sandbox.intake import SubmissionRefused, Survey, survey
 
 EXERCISE_FILE = re.compile(r"^(ex\d\d)_\w*\.py$")
 REASONS = {
@@ -48,7 +55,11 @@ REASONS = {
     "no_exercise_files": ("没有练习文件（exNN_*.py）", "no exercise file (exNN_*.py)"),
     "no_notebooks": ("没有可读的 notebook", "no readable notebook"),
     "crash": ("评分进程在这份提交上崩溃", "the grader crashed on this submission"),
+    "kit_link": ("是指向工具包（参考答案）或 /proc 的链接：整份提交被拒绝",
+                 "is a link into the kit (the reference) or /proc: the whole submission is refused"),
 }
+WHOLE = "refused"  # a problem refusing the whole submission: its own words (intake's) in `zh` / `en`
+INNER = ("exercises",)  # the folder inside a student's folder the exercise files may be in
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,8 @@ def student_key(name: str) -> str:
 
 
 def reason_text(problem: dict, lang: str) -> str:
+    if problem.get("reason") == WHOLE:  # intake's words, which name the entry
+        return str(problem.get("en" if lang == "en" else "zh") or problem.get("en") or "")
     zh, en = REASONS.get(problem.get("reason"), ("无法评分", "cannot be graded"))
     text = (en if lang == "en" else zh).format(cap=_size(problem.get("cap", 0)))
     return f"{problem['file']}: {text}" if problem.get("file") else text
@@ -105,15 +118,16 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
-def _links_into_the_kit(entry: os.DirEntry) -> bool:
+def _links_into_the_kit(entry: os.DirEntry, course: Course) -> bool:
     """A student folder that is a link to the kit (its solutions/) or into /proc (/proc/self/cwd)."""
     if not entry.is_symlink():
         return False
     from grader.model.paths import KIT_ROOT
 
     real = os.path.realpath(entry.path)
-    kit = os.path.realpath(KIT_ROOT)
-    return real == kit or real.startswith(kit + os.sep) or os.readlink(entry.path).startswith("/proc")
+    kits = {os.path.realpath(p) for p in (KIT_ROOT, course.root, course.solutions_dir)}
+    inside = any(real == kit or real.startswith(kit.rstrip(os.sep) + os.sep) for kit in kits)
+    return inside or os.readlink(entry.path).startswith("/proc")
 
 
 def is_nbgrader_dir(root: Path) -> bool:
@@ -139,89 +153,126 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
             continue
         key = student_key(entry.name)
         target = Path(staged) / key
-        if _links_into_the_kit(entry):  # grader.sandbox.intake: the kit's files are never a submission
-            files, problems = {}, [{"file": display_name(entry.name), "reason": "link"}]
-        elif nbgrader:
-            files, problems = _notebook_files(Path(entry.path), course)
+        if _links_into_the_kit(entry, course):  # the kit's files are never a submission
+            files, problems = {}, [{"file": display_name(entry.name), "reason": "kit_link"}]
         else:
-            files, problems = _source_files(_exercise_folder(Path(entry.path)))
+            files, problems = _read_student(entry.path, course, nbgrader)
         fingerprint = _stage(target, files, problems)
         names = set(files)
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)
         if not any(EXERCISE_FILE.match(n) for n in names) and not problems:
             problems.append({"file": "", "reason": "no_notebooks" if nbgrader else "no_exercise_files"})
-        refused = {p["file"]: p for p in problems if p.get("file")}
+        if any(p["reason"] in (WHOLE, "kit_link") for p in problems):  # every exercise says why
+            refused = {ex.file: problems[0] for ex in course.exercises}
+        else:
+            refused = {p["file"]: p for p in problems if p.get("file")}
         students.append(Student(display_name(entry.name), key, target, fingerprint, present, tuple(problems), refused))
     return students
 
 
-def _exercise_folder(folder: Path) -> Path:
-    inner = folder / "exercises"
-    if inner.is_dir() and not inner.is_symlink() and any(EXERCISE_FILE.match(e.name) for e in _scan(inner)):
-        return inner
-    return folder
+def _whole(err: SubmissionRefused) -> dict:
+    """The problem that refuses a whole submission, in intake's words (which name the entry)."""
+    return {"file": "/".join(display_name(p) for p in err.parts), "reason": WHOLE, "zh": err.zh, "en": err.en}
 
 
-def _refusal(entry: os.DirEntry, cap: int) -> dict | None:
-    """Why a file is not read (from lstat alone), or None."""
+def _read_student(folder: str, course: Course, nbgrader: bool) -> tuple[dict[str, bytes], list[dict]]:
+    """The files to stage and the problems, the folder surveyed by intake's rules first.
+
+    Links the instructor made on the way to the folder (and the folder itself, when it is one)
+    are taken as they are (`realpath`); below it nothing is followed. Only the files the
+    exercises are read from may be refused one by one (`_source_entry`, `_notebook_entry`);
+    any other link or special file refuses the whole submission.
+    """
     try:
-        info = entry.stat(follow_symlinks=False)
-    except OSError:
-        return {"file": display_name(entry.name), "reason": "unreadable"}
-    if stat.S_ISLNK(info.st_mode):
-        return {"file": display_name(entry.name), "reason": "link"}
+        found = survey(os.path.realpath(folder), tolerate=_notebook_entry if nbgrader else _source_entry)
+        return _notebook_files(found, course) if nbgrader else _source_files(found)
+    except SubmissionRefused as err:
+        return {}, [_whole(err)]
+
+
+def _source_entry(parts: tuple[str, ...], _err) -> bool:
+    """A top-level `*.py` of the folder or of `exercises/`: refused alone (the others graded)."""
+    return parts[-1].endswith(".py") and parts[:-1] in ((), INNER)
+
+
+def _notebook_entry(parts: tuple[str, ...], _err) -> bool:
+    """`<assignment>/<name>.ipynb`: refused alone."""
+    return len(parts) == 2 and parts[-1].endswith(".ipynb")
+
+
+def _at(found: Survey, parent: tuple[str, ...]) -> dict[str, os.stat_result | SubmissionRefused]:
+    """The names directly in folder `parent`: each its `lstat`, or the refusal the survey let through."""
+    here: dict = {p[-1]: info for p, info in found.entries.items() if p[:-1] == parent}
+    here.update({err.parts[-1]: err for err in found.problems if err.parts[:-1] == parent})
+    return dict(sorted(here.items()))
+
+
+def _refusal(name: str, info, cap: int) -> dict | None:
+    """Why a file is not read (from the survey alone), or None."""
+    if isinstance(info, SubmissionRefused):
+        return {"file": display_name(name), "reason": "link" if info.reason == "link" else "special"}
     if stat.S_ISDIR(info.st_mode):
-        return {"file": display_name(entry.name), "reason": "not_a_file"}
-    if not stat.S_ISREG(info.st_mode):
-        return {"file": display_name(entry.name), "reason": "special"}
+        return {"file": display_name(name), "reason": "not_a_file"}
     if info.st_size > cap:
-        return {"file": display_name(entry.name), "reason": "too_large", "cap": cap}
+        return {"file": display_name(name), "reason": "too_large", "cap": cap}
     return None
 
 
-def _source_files(folder: Path) -> tuple[dict[str, bytes], list[dict]]:
-    """The folder's top-level .py files that may be read, and the problems of the others."""
+def _read_one(found: Survey, parts: tuple[str, ...], cap: int) -> bytes | None:
+    data = found.read([parts], cap)[parts]
+    return None if isinstance(data, SubmissionRefused) else data
+
+
+def _source_files(found: Survey) -> tuple[dict[str, bytes], list[dict]]:
+    """The `*.py` files of the folder the exercises are in, and the problems of the others."""
+    inner = _at(found, INNER) if INNER in found.entries else {}
+    base = INNER if any(EXERCISE_FILE.match(name) for name in inner) else ()
+    stray = [err for err in found.problems if err.parts[:-1] != base]
+    if stray:  # a link or special file among what the exercises are not read from
+        raise stray[0]
     files: dict[str, bytes] = {}
     problems: list[dict] = []
     total = 0
-    for entry in _scan(folder):
-        if not entry.name.endswith(".py"):
+    for name, info in _at(found, base).items():
+        if not name.endswith(".py"):
             continue
-        refusal = _refusal(entry, SOURCE_CAP)
-        if refusal is None and display_name(entry.name) != entry.name:
-            refusal = {"file": display_name(entry.name), "reason": "unreadable"}  # not a Python module name
+        refusal = _refusal(name, info, SOURCE_CAP)
+        if refusal is None and display_name(name) != name:
+            refusal = {"file": display_name(name), "reason": "unreadable"}  # not a Python module name
+        if refusal is None and total + info.st_size > TOTAL_CAP:
+            refusal = {"file": name, "reason": "over_total", "cap": TOTAL_CAP}
         if refusal is None:
-            data = read_capped(entry.path, SOURCE_CAP)
+            data = _read_one(found, base + (name,), SOURCE_CAP)
             if data is None:
-                refusal = {"file": entry.name, "reason": "unreadable"}
-            elif total + len(data) > TOTAL_CAP:
-                refusal = {"file": entry.name, "reason": "over_total", "cap": TOTAL_CAP}
+                refusal = {"file": name, "reason": "unreadable"}
             else:
-                files[entry.name] = data
+                files[name] = data
                 total += len(data)
         if refusal is not None:
             problems.append(refusal)
     return files, problems
 
 
-def _notebook_files(folder: Path, course: Course) -> tuple[dict[str, bytes], list[dict]]:
+def _notebook_files(found: Survey, course: Course) -> tuple[dict[str, bytes], list[dict]]:
     """The exercise files extracted from a student's nbgrader notebooks (capped before parsing)."""
     texts: dict[str, str] = {}
     problems: list[dict] = []
-    for assignment in (e for e in _scan(folder) if _is_dir(e)):
-        for entry in _scan(Path(assignment.path)):
-            if not entry.name.endswith(".ipynb"):
+    for assignment, kind in _at(found, ()).items():
+        if isinstance(kind, SubmissionRefused) or not stat.S_ISDIR(kind.st_mode):
+            continue
+        for name, info in _at(found, (assignment,)).items():
+            if not name.endswith(".ipynb"):
                 continue
-            refusal = _refusal(entry, NOTEBOOK_CAP)
-            data = read_capped(entry.path, NOTEBOOK_CAP) if refusal is None else None
+            refusal = _refusal(name, info, NOTEBOOK_CAP)
+            data = _read_one(found, (assignment, name), NOTEBOOK_CAP) if refusal is None else None
             if refusal is None and data is None:
-                refusal = {"file": display_name(entry.name), "reason": "unreadable"}
+                refusal = {"file": display_name(name), "reason": "unreadable"}
             if refusal is not None:
-                refusal["file"] = f"{display_name(assignment.name)}/{refusal['file']}"
+                refusal["file"] = f"{display_name(assignment)}/{refusal['file']}"
                 problems.append(refusal)
                 continue
-            for name, code in extract_notebook_text(data, entry.name, course).items():
-                texts[name] = texts.get(name, "") + code
+            for module, code in extract_notebook_text(data, name, course).items():
+                texts[module] = texts.get(module, "") + code
     return {name: code.encode("utf-8") for name, code in texts.items()}, problems
 
 

@@ -1,10 +1,14 @@
-"""每个文件夹恰好一行：怪名字、特殊文件、超大文件、表格注入。
+"""每个文件夹恰好一行：怪名字、特殊文件、超大文件、链接、表格注入。
 
 Every folder of a cohort gets exactly one row, keyed by its exact name: names that differ
 only by a space, by case, by odd bytes; dot-folders; a FIFO, a socket, a device, a link and an
 over-cap file as the exercise file (refused without being opened, with the reason in the
-`note` column and in results.json, the student's other files still graded); names that are
-formulas, the header or the max row. Unit tests of the keys and cells, then one real batch.
+`note` column and in results.json, the student's other files still graded); a link anywhere
+else (relative, absolute, to /proc/self/cwd/solutions, to the kit's solutions/, a linked
+sub-folder or data file, one in a nested folder) or a FIFO deep inside, which refuses the whole
+submission (every exercise 0, "submission refused" in the note, in every check's message and in
+report.html); names that are formulas, the header or the max row. Unit tests of the keys and
+cells, then one real batch.
 """
 
 from __future__ import annotations
@@ -80,13 +84,35 @@ def test_the_max_row_and_header_cannot_be_forged():
     assert all(not r[0].startswith("=") and not r[-2].startswith("=") for r in rows[2:])
 
 
+def _linked_layouts(root: Path) -> dict[str, tuple[Path, str]]:
+    """Student folder name -> (the link to make, where it points): links an intake refuses.
+
+    The folders are made (empty, or with `exercises/`) here; the student's own files beside
+    the link are written by the caller for the names that are not `exercises` links."""
+    layouts = {}
+    for name, target in (("relative", None), ("absolute", str(KIT / "solutions")),
+                         ("proc cwd", "/proc/self/cwd/solutions")):
+        folder = root / name
+        folder.mkdir(parents=True)
+        target = target or os.path.relpath(KIT / "solutions", folder)  # ../../…/solutions
+        layouts[name] = (folder / "exercises", target)
+    layouts["linked sub-folder"] = (root / "linked sub-folder" / "reference", str(KIT / "solutions"))
+    layouts["linked data file"] = (root / "linked data file" / "notes.txt", str(KIT / "solutions" / EX01))
+    nested = root / "nested"
+    (nested / "exercises" / "data").mkdir(parents=True)
+    for name, text in ((EX01, SOLUTION_EX01), (EX02, SOLUTION_EX02)):
+        (nested / "exercises" / name).write_text(text, encoding="utf-8")
+    layouts["nested"] = (nested / "exercises" / "data" / "answer.py", str(KIT / "solutions" / EX01))
+    return layouts
+
+
 def _special_cohort(root: Path) -> dict[str, str]:
     """Folder name -> what it holds; the expectations are in test_every_folder_one_row."""
     made = {}
 
     def student(name: str, ex01: str | None = SOLUTION_EX01, ex02: str | None = SOLUTION_EX02) -> Path:
         folder = root / (os.fsdecode(name) if isinstance(name, bytes) else name)
-        folder.mkdir(parents=True)
+        folder.mkdir(parents=True, exist_ok=True)
         if ex01 is not None:
             (folder / EX01).write_text(ex01, encoding="utf-8")
         if ex02 is not None:
@@ -119,6 +145,15 @@ def _special_cohort(root: Path) -> dict[str, str]:
     made["link"] = "ex01 refused"
     student("empty", ex01=None, ex02=None)
     made["empty"] = "nothing"
+    for name, (where, target) in _linked_layouts(root).items():
+        if name not in made:
+            student(name)
+        os.symlink(target, where)
+        made[name] = "refused"
+    deep = student("deep fifo")
+    (deep / "data" / "more").mkdir(parents=True)
+    os.mkfifo(deep / "data" / "more" / "pipe")
+    made["deep fifo"] = "refused"
     (root / "roster.csv").write_text("not a student\n", encoding="utf-8")  # a file, not a folder
     return made
 
@@ -141,6 +176,16 @@ def test_find_students_never_opens_a_special_file(course, tmp_path):
     assert by_name["link"].problems[0]["reason"] == "link"
     assert by_name["empty"].problems[0]["reason"] == "no_exercise_files"
     assert not (tmp_path / "staged" / by_name["huge"].key / EX01).exists()
+    for name in [n for n, kind in made.items() if kind == "refused"]:
+        student = by_name[name]
+        assert student.present == frozenset() and len(student.problems) == 1, (name, student.problems)
+        assert student.problems[0]["reason"] == "refused", (name, student.problems)
+        assert "submission refused" in student.problems[0]["en"] and "提交被拒绝" in student.problems[0]["zh"]
+        assert ("FIFO" if name == "deep fifo" else "symbolic link") in student.problems[0]["en"], name
+        assert set(student.refused) == {EX01, EX02}  # every exercise says why it scored 0
+        assert list((tmp_path / "staged" / student.key).iterdir()) == [], name  # nothing staged
+    assert by_name["nested"].problems[0]["file"] == "exercises/data/answer.py"
+    assert by_name["linked data file"].problems[0]["file"] == "notes.txt"
 
 
 def test_every_folder_one_row(course, tmp_path):
@@ -161,11 +206,20 @@ def test_every_folder_one_row(course, tmp_path):
         elif kind == "ex01 refused":
             assert scores == {"ex01": 0, "ex02": ex02_max}, name
             assert EX01 in entry["note"], (name, entry["note"])
+        elif kind == "refused":  # the whole submission: 0, and each check says why
+            assert entry["score"] == 0 and "提交被拒绝" in entry["note"], (name, entry["note"])  # the batch's zh
+            told = [any("提交被拒绝" in c["message"] for c in e["checks"]) for e in entry["exercises"]]
+            assert told and all(told), (name, entry["exercises"])  # each exercise says it (once)
         else:
             assert entry["score"] == 0 and entry["note"], name
     with (tmp_path / "out" / "grades.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle))
     assert len(rows) == 2 + len(made)
+    note = rows[0].index("note")
+    assert {r[0] for r in rows[2:] if "提交被拒绝" in r[note]} == \
+        {n for n, kind in shown.items() if kind == "refused"}
+    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert 'id="refused"' in page and "absolute" in page and "提交被拒绝：exercises 是符号链接" in page
     assert [r[0] for r in rows].count("(max)") == 1 and [r[0] for r in rows].count("student") == 1
     assert not any(r[0].startswith(("=", "+", "-", "@")) for r in rows[2:])
 
