@@ -10,7 +10,9 @@ description); the files themselves are never committed. ``resolve`` looks, in or
    ``[data] dir``, which the caller passes here);
 2. the folder named by the environment variable ``GPT_COURSE_DATA``;
 3. the cache: ``$XDG_CACHE_HOME/gpt-course`` or ``~/.cache/gpt-course``;
-4. a download (unless ``allow_download=False``) into the cache: streamed to a temporary
+4. the kit's own ``datasets/`` folder, when the kit runs from a checkout (an installed kit
+   has none: its catalog travels in the package, the corpus never does);
+5. a download (unless ``allow_download=False``) into the cache: streamed to a temporary
    file next to the target, checked for size and sha256, then renamed atomically.
 
 A folder may hold the file either as ``<dir>/<name>/<file>`` or as ``<dir>/<file>``:
@@ -55,6 +57,7 @@ from grader.data.catalog import (
     read_catalog,
 )
 from grader.data.download import FILE_MODE, _download, make_dirs, make_shared
+from grader.model.paths import checkout_folder
 
 __all__ = [
     "CACHE_SUBDIR",
@@ -108,6 +111,19 @@ def _check(path: Path, ds: Dataset) -> tuple[bool, int, str]:
     return (size == ds.size and sha == ds.sha256), size, sha
 
 
+def _verified_in(folder: Path, ds: Dataset, origin: tuple[str, str], cache_root: Path, looked: list[str]) -> Path | None:
+    """The data set's file in `folder`, verified (a wrong one is a ``DataError``); None, noted in
+    `looked`, when the folder does not hold it."""
+    found = _in_folder(folder, ds)
+    if found is None:
+        looked.append(f"{folder / ds.name / ds.file}, {folder / ds.file}")
+        return None
+    ok, size, sha = _check(found, ds)
+    if not ok:
+        raise _mismatch(ds, found, size, sha, cache_root, origin)
+    return found
+
+
 # --------------------------------------------------------------------------- public
 
 
@@ -121,6 +137,7 @@ def resolve(
     url: str | None = None,
     progress: bool | None = None,
     catalog_path: str | os.PathLike[str] | None = None,
+    kit_dir: str | os.PathLike[str] | None | bool = None,
 ) -> Path:
     """找到（必要时下载）数据集文件，核对 sha256 后返回路径。
 
@@ -129,8 +146,10 @@ def resolve(
     Order: ``data_dir`` (pass course.toml's ``[data] dir`` here) -> the folder in the
     environment variable ``GPT_COURSE_DATA`` (read from ``env``, default ``os.environ``)
     -> the cache (``cache_dir``, default ``$XDG_CACHE_HOME/gpt-course`` or
-    ``~/.cache/gpt-course``; the file lives at ``<cache>/<name>/<file>``) -> a download
-    from ``url`` (default: ``$GPT_COURSE_DATA_URL``, else the catalog's) when ``allow_download``.
+    ``~/.cache/gpt-course``; the file lives at ``<cache>/<name>/<file>``) -> the kit's
+    ``datasets/`` folder (``kit_dir``; None: the checkout's, none when installed; False: skip)
+    -> a download from ``url`` (default: ``$GPT_COURSE_DATA_URL``, else the catalog's) when
+    ``allow_download``.
 
     A folder may hold ``<name>/<file>`` or ``<file>`` directly (``data_dir`` may also
     be the file itself). A folder without the file is skipped; a folder with a wrong
@@ -151,15 +170,9 @@ def resolve(
     if env.get(ENV_VAR):
         folders.append((f"环境变量 {ENV_VAR} 所指文件夹里", f"in the folder ${ENV_VAR} names", env[ENV_VAR]))
     for origin_zh, origin_en, folder in folders:
-        folder = Path(folder).expanduser()
-        found = _in_folder(folder, ds)
-        if found is None:
-            looked.append(f"{folder / ds.name / ds.file}, {folder / ds.file}")
-            continue
-        ok, size, sha = _check(found, ds)
-        if not ok:
-            raise _mismatch(ds, found, size, sha, cache_root, (origin_zh, origin_en))
-        return found
+        found = _verified_in(Path(folder).expanduser(), ds, (origin_zh, origin_en), cache_root, looked)
+        if found is not None:
+            return found
 
     cached = cache_root / ds.name / ds.file
     removed_zh = removed_en = ""
@@ -172,6 +185,12 @@ def resolve(
         removed_zh = f"缓存里的 {cached} 校验不符（sha256 {sha}），已删除。\n"
         removed_en = f"The cached {cached} failed its checksum (sha256 {sha}) and was deleted.\n"
     looked.append(str(cached))
+
+    kit = checkout_folder("datasets") if kit_dir is None else (None if kit_dir is False else Path(kit_dir))
+    if kit is not None and kit.is_dir():
+        found = _verified_in(kit, ds, ("工具包 datasets/ 文件夹里", "in the kit's datasets/"), cache_root, looked)
+        if found is not None:
+            return found
 
     if allow_download:
         url = url or env.get(URL_ENV_VAR) or None  # a mirror (a school's server, a test's)

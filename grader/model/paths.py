@@ -3,7 +3,10 @@
 The package sits in the kit (`KIT_ROOT/grader`) in a checkout or a student release; installed
 from a wheel, the course files (course.toml, exercises/, solutions/ when the kit has them,
 datasets/catalog.toml) travel inside the package, in `grader/_kit/` (setup.py copies them
-there when the wheel is built). `kit_file` finds one either way.
+there when the wheel is built, as the release's build does). `kit_file` finds one either way.
+
+Installed, `KIT_ROOT` is site-packages: what lies beside the package there belongs to other
+distributions (Hugging Face's `datasets/`, say), so an installed kit reads only its own copy.
 """
 
 from __future__ import annotations
@@ -15,13 +18,23 @@ KIT_ROOT = PACKAGE_DIR.parent  # the folder holding course.toml, exercises/, sol
 BUNDLED = PACKAGE_DIR / "_kit"  # the course files inside an installed package
 
 
+def in_checkout() -> bool:
+    """Is the package in a kit's folder (a checkout, a release folder, an editable install)?
+
+    True when course.toml is beside it, or when it carries no course of its own.
+    """
+    return (KIT_ROOT / "course.toml").is_file() or not BUNDLED.is_dir()
+
+
 def kit_file(relative: str) -> Path:
     """A file of the kit: beside the package in a checkout, else the copy installed inside it.
 
     Example: kit_file("course.toml") -> /work/kit/course.toml in a checkout,
     …/site-packages/grader/_kit/course.toml installed from the wheel.
     """
-    beside = KIT_ROOT / relative
-    if beside.exists() or not (BUNDLED / relative).exists():
-        return beside
-    return BUNDLED / relative
+    return KIT_ROOT / relative if in_checkout() else BUNDLED / relative
+
+
+def checkout_folder(relative: str) -> Path | None:
+    """A folder of the kit's checkout (`datasets`), or None when the kit is installed."""
+    return KIT_ROOT / relative if in_checkout() else None

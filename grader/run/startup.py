@@ -20,10 +20,12 @@ from grader.model.course import Course
 
 
 def data_folders(course: Course | None) -> list[str]:
-    """The folders a worker may read the lesson's data from (the course's, the user's, the cache)."""
+    """The folders a worker may read the lesson's data from (the course's, the user's, the cache,
+    a checkout's datasets/)."""
     from grader.data.datasets import ENV_VAR, default_cache_dir
+    from grader.model.paths import checkout_folder
 
-    found = [default_cache_dir() / "tinyshakespeare"]
+    found = [default_cache_dir() / "tinyshakespeare", *filter(None, [checkout_folder("datasets")])]
     if os.environ.get(ENV_VAR):
         found.append(Path(os.environ[ENV_VAR]).expanduser())
     if course is not None and course.data_dir:

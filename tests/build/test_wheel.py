@@ -4,8 +4,12 @@ The kit as a real package: the wheel built from the kit (`pip wheel . --no-deps`
 into a fresh virtual environment (torch and the other dependencies come from this one through a
 .pth file, so nothing is downloaded), and there, away from the checkout:
 `grade --version` and `python -m grader --version`, `grade list`, `grade init DIR` then
-`grade ex01` on the stubs, and a correct submission graded at full marks, with the lesson's
-data found through GPT_COURSE_DATA (an empty cache, downloads going to a closed port).
+`grade ex01` on the stubs, and a correct submission graded at full marks (ex06–ex12, which read
+tiny Shakespeare, included), with the lesson's data found through GPT_COURSE_DATA (an empty
+cache, downloads going to a closed port), and again through the cache `grade data --dir` fills.
+Beside the installed package lies another distribution's `datasets/` folder with a
+`catalog.toml` of its own (as Hugging Face's `datasets` would): the kit reads only the catalog
+it carries. The wheel and its environment are built once per session.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import pytest
 import grader
 
 ROOT = Path(__file__).resolve().parents[2]
+CORPUS_EXERCISES = ["ex06", "ex07", "ex08", "ex09", "ex10", "ex11", "ex12"]  # read tiny Shakespeare
 SOURCES = ["grader", "exercises", "solutions", "datasets", "course.toml", "pyproject.toml", "setup.py",
            "MANIFEST.in", "README.md"]
 
@@ -40,7 +45,7 @@ def _copy_sources(dest: Path) -> Path:
     return dest
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
     src = _copy_sources(tmp_path_factory.mktemp("src"))
     out = tmp_path_factory.mktemp("wheel")
@@ -59,7 +64,7 @@ def _offline(**extra) -> dict:
     return env
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def venv(wheel, tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
@@ -70,7 +75,24 @@ def venv(wheel, tmp_path_factory) -> Path:
     Path(site, "_base_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
                     str(wheel)], check=True, env=_offline(), timeout=300)
+    foreign = Path(site, "datasets")  # another distribution's package beside grader/
+    foreign.mkdir()
+    (foreign / "__init__.py").write_text("", encoding="utf-8")
+    (foreign / "catalog.toml").write_text("[[datasets]]\nname = 'not the course'\n", encoding="utf-8")
     return venv
+
+
+def _corpus_folder() -> Path:
+    """A folder holding tiny Shakespeare: $GPT_COURSE_DATA, else the one beside the repository."""
+    for folder in (os.environ.get("GPT_COURSE_DATA"), str(ROOT.parent / "shared" / "datasets")):
+        if folder and (Path(folder) / "tinyshakespeare" / "input.txt").is_file():
+            return Path(folder)
+    pytest.skip("the lesson's corpus is not available (set GPT_COURSE_DATA)")
+
+
+def _lost(report: dict) -> list:
+    return [(e["id"], c["name"], c["message"]) for e in report["exercises"] for c in e["checks"]
+            if not c["passed"] and not c["manual"]]
 
 
 def test_wheel_carries_the_course(wheel):
@@ -105,9 +127,7 @@ def test_installed_kit_runs_away_from_the_checkout(venv, tmp_path):
 def test_installed_kit_grades_a_correct_submission_at_full_marks(venv, tmp_path):
     submission = tmp_path / "submission"
     shutil.copytree(ROOT / "solutions", submission, ignore=shutil.ignore_patterns("__pycache__"))
-    data = ROOT.parent / "shared" / "datasets"
-    if not (data / "tinyshakespeare" / "input.txt").is_file():
-        pytest.skip("the lesson's corpus is not beside the repository")
+    data = _corpus_folder()
     # an empty cache: the corpus can only come from GPT_COURSE_DATA
     env = _offline(GPT_COURSE_DATA=str(data), XDG_CACHE_HOME=str(tmp_path / "cache"),
                    GPT_COURSE_DATA_URL="http://127.0.0.1:9/input.txt")
@@ -116,7 +136,34 @@ def test_installed_kit_grades_a_correct_submission_at_full_marks(venv, tmp_path)
                            "--out", str(out)], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
     assert out.is_file(), proc.stdout + proc.stderr
     report = json.loads(out.read_text(encoding="utf-8"))
-    lost = [(e["id"], c["name"], c["message"]) for e in report["exercises"] for c in e["checks"]
-            if not c["passed"] and not c["manual"]]
-    assert lost == [] and report["score"] == report["max_score"] > 100, lost
+    assert _lost(report) == [] and report["score"] == report["max_score"] > 100, _lost(report)
+    scores = {e["id"]: (e["score"], e["max_score"]) for e in report["exercises"]}
+    assert all(scores[ex][0] == scores[ex][1] > 0 for ex in CORPUS_EXERCISES), scores
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_installed_kit_finds_the_corpus_grade_data_cached(venv, tmp_path):
+    """`grade data --dir` copies the corpus into the user's cache; later runs need no folder."""
+    env = _offline(XDG_CACHE_HOME=str(tmp_path / "cache"), GPT_COURSE_DATA_URL="http://127.0.0.1:9/input.txt")
+    env.pop("GPT_COURSE_DATA", None)
+    grade = str(venv / "bin" / "grade")
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "from grader.data.catalog import "
+                            "default_catalog_path as p; print(p())"], cwd=tmp_path, env=env, check=True,
+                           capture_output=True, text=True).stdout.strip()
+    assert where.startswith(str(venv)) and where.endswith("grader/_kit/datasets/catalog.toml"), where
+    missing = subprocess.run([grade, "data", "--no-download"], cwd=tmp_path, capture_output=True, text=True,
+                             env=env, timeout=120)
+    assert missing.returncode == 1 and "GPT_COURSE_DATA" in missing.stdout + missing.stderr
+    cached = subprocess.run([grade, "data", "--dir", str(_corpus_folder())], cwd=tmp_path, capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert cached.returncode == 0, cached.stdout + cached.stderr
+    assert (tmp_path / "cache" / "gpt-course" / "tinyshakespeare" / "input.txt").is_file()
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    shutil.copy(ROOT / "solutions" / "ex07_split.py", submission)
+    out = tmp_path / "ex07.json"
+    proc = subprocess.run([grade, "ex07", "--submission", str(submission), "--format", "json", "--out", str(out)],
+                          cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert _lost(report) == [] and report["score"] == report["max_score"] > 0, _lost(report)
     assert proc.returncode == 0, proc.stdout + proc.stderr

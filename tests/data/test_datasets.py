@@ -1,8 +1,8 @@
 """grader.data.datasets 的测试：本地 HTTP 服务器模拟下载（好、截断、损坏、404、连不上）。
 
 Tests for grader.data.datasets: a local http.server on 127.0.0.1 (ephemeral port) serves the
-real corpus, truncated and corrupted copies, and 404s; folders and caches live in
-tmp_path. The corpus comes from $GPT_COURSE_DATA (either layout) if set, else
+real corpus, truncated and corrupted copies, and 404s; folders, caches and the kit's own
+datasets/ (tried after the cache, in a checkout) live in tmp_path. The corpus comes from $GPT_COURSE_DATA (either layout) if set, else
 /work/shared/datasets/tinyshakespeare/input.txt; without it these tests are skipped.
 """
 
@@ -113,6 +113,12 @@ def refused_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/input.txt"
+
+
+@pytest.fixture(autouse=True)
+def _no_checkout_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The kit's own datasets/ (a developer may keep the corpus there) is tried only where a test says.
+    monkeypatch.setattr(datasets, "checkout_folder", lambda relative: None)
 
 
 def _cache_files(cache: Path) -> list[Path]:
@@ -270,6 +276,37 @@ def test_data_dir_beats_env_var(tmp_path: Path, corpus: bytes, layout: str) -> N
     (other / "input.txt").write_bytes(b"not shakespeare")  # would fail if it were read
     env = {"GPT_COURSE_DATA": str(other)}
     assert resolve(data_dir=mine, env=env, cache_dir=tmp_path / "c", allow_download=False) == target
+
+
+@pytest.mark.parametrize("layout", ["nested", "flat"])
+def test_the_kits_datasets_folder_comes_after_the_cache(tmp_path: Path, corpus: bytes, layout: str) -> None:
+    """GPT_COURSE_DATA, then the cache, then the checkout's datasets/, then a download."""
+    kit = tmp_path / "kit" / "datasets"
+    target = kit / "tinyshakespeare" / "input.txt" if layout == "nested" else kit / "input.txt"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(corpus)
+    cache = tmp_path / "cache"
+    assert resolve(env={}, cache_dir=cache, kit_dir=kit, allow_download=False) == target
+    assert _cache_files(cache) == []  # read in place
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "input.txt").write_bytes(corpus)
+    assert resolve(env={"GPT_COURSE_DATA": str(mine)}, cache_dir=cache, kit_dir=kit,
+                   allow_download=False) == mine / "input.txt"
+    cached = cache / "tinyshakespeare" / "input.txt"
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(corpus)
+    assert resolve(env={}, cache_dir=cache, kit_dir=kit, allow_download=False) == cached
+    with pytest.raises(DataError, match="not found and downloading is off"):
+        resolve(env={}, cache_dir=tmp_path / "empty", kit_dir=False, allow_download=False)
+
+
+def test_a_wrong_file_in_the_kits_datasets_folder_is_named(tmp_path: Path) -> None:
+    kit = tmp_path / "datasets"
+    kit.mkdir()
+    (kit / "input.txt").write_bytes(b"not shakespeare")
+    with pytest.raises(DataError, match="in the kit's datasets/"):
+        resolve(env={}, cache_dir=tmp_path / "c", kit_dir=kit, allow_download=False)
 
 
 def test_empty_folder_falls_through_to_cache(server: _Server, tmp_path: Path) -> None:
