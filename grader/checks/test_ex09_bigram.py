@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from grader.judge import Tol, call, check_value, probe, same
+from grader.judge.derived import derived
 
 pytestmark = pytest.mark.exercise("ex09")
 
@@ -105,4 +106,23 @@ def test_flat_index_example(student, reference):
 def test_flat_index_rows(student, reference):
     """view(B*T, C) 的第 flat_index(b, t, T) 行就是位置 (b, t) | The row really holds (b, t)"""
     for B, T, C in [(4, 8, 65), (3, 1, 2), (1, 5, 3), (2, 7, 4)]:
-        same(student, reference, probe("ex09.flat_rows", B, T, C), label=f"flat_index for B={B}, T={T}")
+        facts = rows_facts(B, T, C)
+        same(derived(student, facts), derived(reference, facts), probe("ex09.flat_rows", B, T, C),
+             label=f"flat_index for B={B}, T={T}")
+
+
+def rows_facts(B, T, C, seed=0):
+    """From the indices a worker reported: does row rows[b][t] of x.view(B*T, C) hold x[b, t]
+    for a random (B, T, C) tensor x, and is every index an int? Computed here, in the judge."""
+
+    def facts(rows):
+        g = torch.Generator().manual_seed(seed)
+        x = torch.randn(B, T, C, generator=g)  # (B, T, C)
+        flat = x.view(B * T, C)  # (B*T, C)
+        shaped = type(rows) is list and len(rows) == B and all(type(r) is list and len(r) == T for r in rows)
+        ints = shaped and all(type(i) is int for r in rows for i in r)
+        holds = ints and all(0 <= rows[b][t] < B * T and torch.equal(flat[rows[b][t]], x[b, t])
+                             for b in range(B) for t in range(T))
+        return {"rows": rows, "rows_hold_positions": bool(holds)}
+
+    return facts

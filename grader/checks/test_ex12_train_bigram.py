@@ -15,6 +15,7 @@ decimals (only a loop that draws in the lesson's order gets it).
 import pytest
 
 from grader.judge import Tol, assert_ok, diagnose, fail, probe, same
+from grader.judge.derived import derived
 from grader.model.lesson import LESSON_HISTORY
 
 pytestmark = pytest.mark.exercise("ex12")
@@ -23,6 +24,53 @@ LESSON = [(row["step"], row["train"], row["val"]) for row in LESSON_HISTORY]  # 
 STEP0_BAND = (4.6, 4.9)
 FINAL_VAL_MAX = 2.52
 FULL_STEPS = list(range(0, 3000, 300)) + [2999]
+
+
+# ---- what the judge reads from the history train_bigram returned (plain data, unconverted) ----
+
+def _well_formed(entry) -> bool:
+    """An entry as the contract pins it: {'step': int, 'train': float, 'val': float}."""
+    return (type(entry) is dict and type(entry.get("step")) is int and type(entry.get("train")) is float
+            and type(entry.get("val")) is float)
+
+
+def _entries(history) -> list:
+    return history if type(history) in (list, tuple) else []
+
+
+def rounded(history) -> list:
+    """Each well-formed entry with its losses rounded to 4 decimals (as the lesson prints them);
+    any other entry as the name of what it is."""
+    return [{"step": e["step"], "train": round(e["train"], 4), "val": round(e["val"], 4)} if _well_formed(e)
+            else {"malformed": _type_name(e)} for e in _entries(history)]
+
+
+def band_facts(history) -> dict:
+    """Step 0's losses and the last estimate's val loss."""
+    rows = [e for e in _entries(history) if _well_formed(e)]
+    if not rows:
+        return {"step0_train": None, "step0_val": None, "final_val": None, "first_step": None}
+    return {"first_step": rows[0]["step"], "step0_train": rows[0]["train"], "step0_val": rows[0]["val"],
+            "final_val": rows[-1]["val"]}
+
+
+def steps_of(history) -> list:
+    return [e["step"] if _well_formed(e) else None for e in _entries(history)]
+
+
+def _type_name(value) -> str:
+    if type(value) is dict and set(value) == {"__unsupported__"}:
+        return str(value["__unsupported__"])  # a type the worker could not send as plain data
+    return "Tensor" if hasattr(value, "dtype") and hasattr(value, "shape") else type(value).__name__
+
+
+def form_of(history) -> dict:
+    """history's type and the form of its first entries (keys, and the type of each value)."""
+    return {"type": _type_name(history),
+            "entries": [{"entry": _type_name(e),
+                         "keys": sorted(str(k) for k in e) if type(e) is dict else None,
+                         "types": [_type_name(e.get(k)) for k in ("step", "train", "val")] if type(e) is dict else None}
+                        for e in list(_entries(history))[:3]]}
 
 
 def _fmt_rows(rows):
@@ -46,9 +94,9 @@ def _require_model(student, corpus_path):
 @pytest.mark.points(4)
 def test_required_band(student, reference, corpus_path):
     """默认参数：第 0 步 loss 在 4.6–4.9 之间，最后 val ≤ 2.52 | Defaults: step 0 in [4.6, 4.9], final val ≤ 2.52"""
-    a_call = probe("ex12.band", corpus_path)
+    a_call = probe("ex12.history", corpus_path)
     reference.observe(a_call)  # the reference's run is shared by every full-run check; recorded in a release
-    got = assert_ok(student.observe(a_call), "train_bigram(train_data, val_data, 65)")
+    got = assert_ok(derived(student, band_facts).observe(a_call), "train_bigram(train_data, val_data, 65)")
 
     def ok(v):
         return (v["first_step"] == 0 and v["step0_train"] is not None
@@ -74,7 +122,7 @@ def test_lesson_table(student, reference, corpus_path):
     """复现课文的表（4 位小数）| Reproduce the lesson's table to 4 decimals"""
     a_call = probe("ex12.history", corpus_path)
     reference.observe(a_call)  # recorded in a release, for diagnoses
-    history = assert_ok(student.observe(a_call), "train_bigram(train_data, val_data, 65)")
+    history = assert_ok(derived(student, rounded).observe(a_call), "train_bigram(train_data, val_data, 65)")
     student.attach("history", history)  # drawn beside the lesson's table, as a curve
 
     def rows_of(hist):
@@ -100,13 +148,15 @@ def test_lesson_table(student, reference, corpus_path):
 @pytest.mark.points(1)
 def test_estimate_steps(student, reference, corpus_path):
     """每 300 步估计一次，最后一步也估计 | An estimate every 300 steps and at the last step"""
-    same(student, reference, probe("ex12.steps", corpus_path), label="[h['step'] for h in history] (defaults)")
+    same(derived(student, steps_of), derived(reference, steps_of), probe("ex12.history", corpus_path),
+         label="[h['step'] for h in history] (defaults)")
 
 
 @pytest.mark.points(1)
 def test_history_form(student, reference, corpus_path):
     """history 是 list，每项 {'step': int, 'train': float, 'val': float} | history's form"""
-    same(student, reference, probe("ex12.history_form", corpus_path), label="type(history), its entries")
+    same(derived(student, form_of), derived(reference, form_of), probe("ex12.short_history", corpus_path),
+         label="type(history), its entries")
 
 
 @pytest.mark.points(3)

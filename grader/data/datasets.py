@@ -170,7 +170,8 @@ def resolve(
     if env.get(ENV_VAR):
         folders.append((f"环境变量 {ENV_VAR} 所指文件夹里", f"in the folder ${ENV_VAR} names", env[ENV_VAR]))
     for origin_zh, origin_en, folder in folders:
-        found = _verified_in(Path(folder).expanduser(), ds, (origin_zh, origin_en), cache_root, looked)
+        # The real path: a folder reached through a link is granted to the fence by where it is.
+        found = _verified_in(Path(folder).expanduser().resolve(), ds, (origin_zh, origin_en), cache_root, looked)
         if found is not None:
             return found
 

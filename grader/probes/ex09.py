@@ -86,12 +86,7 @@ def generate_peaked(mod, vocab_size, idx, max_new_tokens, gseed=0):
     return model.generate(torch.as_tensor(idx, dtype=torch.long), max_new_tokens, generator=g)
 
 
-def flat_rows(mod, B, T, C, seed=0):
-    """For a random (B, T, C) tensor: does row flat_index(b, t, T) of view(B*T, C) hold (b, t)?"""
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(B, T, C, generator=g)  # (B, T, C)
-    flat = x.view(B * T, C)  # (B*T, C)
-    rows = [[mod.flat_index(b, t, T) for t in range(T)] for b in range(B)]  # as returned: ints, the contract says
-    ok = all(type(r) is int for row in rows for r in row) and \
-        all(torch.equal(flat[rows[b][t]], x[b, t]) for b in range(B) for t in range(T) if 0 <= rows[b][t] < B * T)
-    return {"rows": rows, "rows_hold_positions": ok}
+def flat_rows(mod, B, T, C):
+    """flat_index(b, t, T) for every position (b, t) of a (B, T, C) batch, as returned (the
+    judge checks that each is the row of view(B*T, C) holding (b, t), and is an int)."""
+    return [[mod.flat_index(b, t, T) for t in range(T)] for b in range(B)]

@@ -353,7 +353,9 @@ class Guard:
                 elif event in ("compile", "code.__new__"):
                     # Code that claims a library's file name would pass for the library's own.
                     filename = args[1] if len(args) > 1 else None
-                    if isinstance(filename, str) and trusted(filename) and by_submission():
+                    caller = get_frame(1).f_code.co_filename  # importlib compiling a module file it found
+                    if isinstance(filename, str) and trusted(filename) and not caller.startswith("<frozen importlib") \
+                            and by_submission():
                         refuse(f"{'compile' if event == 'compile' else 'a code object'} named {filename} "
                                "(code posing as a library's)")
                 elif event == "marshal.loads":

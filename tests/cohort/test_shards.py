@@ -129,7 +129,7 @@ def cohort(tmp_path_factory):
     """The cohort and the gradebook of one `grade batch` of all of it."""
     tmp = tmp_path_factory.mktemp("shards")
     folder = ch05_cohort(tmp / "cohort")
-    single = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp / "single"), "--only", "ch05",
+    single = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp / "single"), "--only", "ex01",
                                      "--no-progress", "-j", "2"], capture_output=True, text=True, timeout=600)
     assert single.returncode == 0, single.stderr
     book, grades = gradebook(tmp / "single")
@@ -181,7 +181,7 @@ def test_github_actions_matrix_then_merge(cohort, tmp_path):
         return text.replace("${{ matrix.shard }}", str(shard)).replace("${{ env.SHARDS }}", str(shards))
 
     base = dict(flow["env"], SUBMISSIONS=str(folder), GRADE_OPTS="")
-    run_together([(["bash", "-eo", "pipefail", "-c", step["run"] + " --only ch05"],
+    run_together([(["bash", "-eo", "pipefail", "-c", step["run"] + " --only ex01"],
                    environment(**{k: str(v) for k, v in base.items()},
                                **{k: expand(str(v), i) for k, v in step["env"].items()}), tmp_path)
                   for i in range(1, shards + 1)])
@@ -208,7 +208,7 @@ def test_slurm_job_array_then_merge(cohort, tmp_path):
     shards = 3  # the script's SHARDS (its default is 4): any n works
     out = tmp_path / "gradebook"
     common = dict(SUBMISSIONS=str(folder), OUT=str(out), SHARDS=str(shards), GRADE="grade",
-                  GRADE_OPTS="--only ch05", SLURM_SUBMIT_DIR=str(tmp_path))
+                  GRADE_OPTS="--only ex01", SLURM_SUBMIT_DIR=str(tmp_path))
     # what Slurm sets in task i of `sbatch --array=1-3 … slurm-grade.sh shard`
     run_together([(["bash", str(script), "shard"],
                    environment(**common, SLURM_ARRAY_JOB_ID="77", SLURM_ARRAY_TASK_ID=str(i),
@@ -233,7 +233,7 @@ def test_kubernetes_indexed_job_then_merge(cohort, tmp_path):
     assert job["kind"] == "Job" and spec["completionMode"] == "Indexed"
     assert spec["completions"] == spec["parallelism"] == shards
     paths = dict(SUBMISSIONS=str(folder), OUT=str(tmp_path / "gradebook"), GPT_COURSE_DATA=os.environ.get(
-        "GPT_COURSE_DATA", ""), GRADE_OPTS="--only ch05")
+        "GPT_COURSE_DATA", ""), GRADE_OPTS="--only ex01")
     # what the Job controller sets in pod k: JOB_COMPLETION_INDEX=k, 0 … completions-1
     run_together([(container["command"] + container["args"], environment(**{**env, **paths},
                                                                          JOB_COMPLETION_INDEX=str(k)), tmp_path)
