@@ -121,3 +121,23 @@ class GradingPlugin:
             shown=list(view.shown) if view else [], attachments=dict(view.attachments) if view else {}, seconds=time.monotonic() - self._started.get(item.nodeid, time.monotonic()))
         self.results.setdefault(result.exercise, []).append(result)
         self.session.progress("done", item, result)
+
+
+class QuickFailureReports:
+    """A failed check's report without pytest's traceback rendering.
+
+    A check that fails says why in its `CheckFailed` finding; pytest would still render the
+    whole traceback for the report (tens of milliseconds a failure: a cohort's stubs and wrong
+    answers fail hundreds of checks). Any other exception, a grader error, keeps pytest's own
+    report and its traceback.
+    """
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item, call):
+        if call.excinfo is None or not isinstance(call.excinfo.value, CheckFailed):
+            return None
+        from _pytest.reports import TestReport
+
+        return TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, "failed",
+                          str(call.excinfo.value)[:500] or "check failed", call.when,
+                          duration=call.duration, start=call.start, stop=call.stop)

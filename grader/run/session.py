@@ -17,7 +17,7 @@ from grader.judge.references import LiveReferences, Reference
 from grader.judge.subjects import InProcessSubject, WorkerSubject
 from grader.run.budgets import SubmissionClock
 from grader.model.results import CheckFailed, ExerciseResult, Finding
-from grader.run.plugin import GradingPlugin
+from grader.run.plugin import GradingPlugin, QuickFailureReports
 from grader.sandbox import Zygote
 
 
@@ -131,7 +131,7 @@ def run_checks(session: GradingSession) -> list[ExerciseResult]:
     plugin = GradingPlugin(session)
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin: fast and predictable
     try:
-        code = pytest.main(pytest_args(session.course, session.exercise_ids), plugins=[plugin])
+        code = pytest.main(pytest_args(session.course, session.exercise_ids), plugins=[plugin, QuickFailureReports()])
     finally:
         session.close()
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):

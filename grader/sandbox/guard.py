@@ -31,6 +31,7 @@ syntax scan, `grader.judge.scan`, flags those attributes for review).
 
 from __future__ import annotations
 
+import operator
 import sys
 
 from grader.sandbox.frames import frameless_signals, raw_memory_path, trusted_code_dirs
@@ -138,7 +139,7 @@ _FILLED_AS_IT_RUNS = frozenset({"_cache", "_leases"})
 
 
 class _Held(tuple):
-    """A dict, list or set of the grader's with what it held: (container, its items)."""
+    """A dict, list or set of the grader's with what it held: (container, its keys, its items)."""
 
 
 _CONTAINERS = (dict, list, set)
@@ -153,30 +154,27 @@ def _fingerprint(value):
     if kind.__name__ == "function":
         return _Func((value, value.__code__, value.__defaults__, value.__kwdefaults__))
     if kind in _CONTAINERS:
-        return _Held((value, tuple(value.items()) if kind is dict else tuple(value)))
+        return _Held((value, tuple(value) if kind is dict else None, tuple(value.values() if kind is dict else value)))
     return value
 
 
-def _same_items(a: tuple, b: tuple) -> bool:
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        if type(x) is tuple and type(y) is tuple and len(x) == len(y) == 2:  # a dict's (key, value)
-            if x[0] is not y[0] or x[1] is not y[1]:
-                return False
-        elif x is not y:
+def _all_same(a, b) -> bool:
+    """Element by element identity, at C speed."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
+def _still(value, kept) -> bool:
+    """Is `value` what `kept` (a fingerprint) says it was?"""
+    if type(kept) is _Func:
+        return (value is kept[0] and value.__code__ is kept[1] and value.__defaults__ is kept[2]
+                and value.__kwdefaults__ is kept[3])
+    if type(kept) is _Held:
+        if value is not kept[0]:
             return False
-    return True
-
-
-def _same(a, b) -> bool:
-    if a is b:
-        return True
-    if type(a) is _Func and type(b) is _Func:
-        return a[0] is b[0] and a[1] is b[1] and a[2] is b[2] and a[3] is b[3]
-    if type(a) is _Held and type(b) is _Held:
-        return a[0] is b[0] and _same_items(a[1], b[1])
-    return False
+        if kept[1] is not None:  # a dict: its keys, then its values
+            return _all_same(tuple(value), kept[1]) and _all_same(tuple(value.values()), kept[2])
+        return _all_same(tuple(value), kept[2])
+    return value is kept
 
 
 class Guard:
@@ -381,25 +379,56 @@ class Guard:
         return False
 
     # -- after every call ----------------------------------------------------------------------
+    def _fast_table(self) -> None:
+        """Per namespace: a getter of the watched names (C speed), what they were bound to, and
+        which of them need more than identity (functions: their code; containers: their items)."""
+        self._fast = {}
+        for space, before in self._snapshot.items():
+            if space.startswith("sys."):
+                continue
+            keys = tuple(before)
+            raw = tuple(kept[0] if type(kept) in (_Func, _Held) else kept for kept in before.values())
+            deeper = tuple((key, kept) for key, kept in before.items() if type(kept) in (_Func, _Held))
+            self._fast[space] = (operator.itemgetter(*keys) if keys else None, keys, raw, deeper)
+
+    def _changed_in(self, space: str) -> list[str]:
+        getter, keys, raw, deeper = self._fast[space]
+        attrs = _attrs(self._watched[space])
+        if getter is not None:
+            try:
+                now = getter(attrs)
+            except KeyError:
+                now = None
+            if now is not None:
+                now = now if len(keys) != 1 else (now,)
+                if _all_same(now, raw) and all(_still(attrs[key], kept) for key, kept in deeper):
+                    return []
+        found = []  # something moved: name it
+        for key, kept in self._snapshot[space].items():
+            if key not in attrs:
+                found.append(f"removed: {space}.{key}")
+            elif not _still(attrs[key], kept) and not self._torch_rewrap(space, key):
+                found.append(f"changed: {space}.{key}")
+        return found
+
     def check(self) -> list[str]:
         """What was refused or changed since `seal()` (sticky: a tampered worker stays tampered)."""
         if not self.sealed:
             return []
+        if getattr(self, "_fast", None) is None:
+            self._fast_table()
         found = [f"refused: {what}" for what in self._refused]
-        now = self._state()
         for space, before in self._snapshot.items():
-            after = now.get(space, {})
-            if space.startswith("sys."):
-                if space == "sys.modules":
-                    found += [f"changed: sys.modules[{k!r}]" for k, mod in before.items() if after.get(k) is not mod]
-                elif len(after) != len(before) or any(after.get(k) is not v for k, v in before.items()):
+            if space == "sys.modules":
+                modules = sys.modules
+                if not (len(modules) == len(before) and _all_same(tuple(modules.values()), tuple(before.values()))):
+                    found += [f"changed: sys.modules[{k!r}]" for k, mod in before.items() if modules.get(k) is not mod]
+            elif space.startswith("sys."):
+                after = getattr(sys, space[4:])
+                if not _all_same(tuple(after), tuple(before.values())):
                     found.append(f"changed: {space}")
-                continue
-            for key, kept in before.items():
-                if key not in after:
-                    found.append(f"removed: {space}.{key}")
-                elif not _same(after[key], kept) and not self._torch_rewrap(space, key):
-                    found.append(f"changed: {space}.{key}")
+            else:
+                found += self._changed_in(space)
         for item in found:
             if item not in self._reported:
                 self._reported.append(item)
