@@ -111,6 +111,9 @@ def load_done(out: Path, student: Student, course_fp: str, ids: list[str]) -> di
         return None
     if state.get("files") != student.fingerprint or state.get("student") != student.name:
         return None
+    problems = state.get("problems")
+    if isinstance(problems, list) and any(isinstance(p, dict) and p.get("reason") == "crash" for p in problems):
+        return None  # the judge died on it (its own disk full, a kill): graded again, not kept as the student's
     result = recompute(state.get("result"), ids)
     if result is None:
         return None

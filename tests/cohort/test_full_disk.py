@@ -1,0 +1,45 @@
+"""A disk that fills while the gradebook is written: a clear refusal, never a half-written book.
+
+OUT is a real tmpfs of 64 KiB (too small for the staged copies and the gradebook): the batch
+stops with the reason and a non-zero exit, leaves no grades.csv or results.json behind (the
+gradebook is written whole or not at all), and once the disk has room again the same
+command finishes with the gradebook an uninterrupted run gives.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tests.cohort.test_batch import batch, cohort, course  # noqa: F401  (course: the fixture)
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounts a tmpfs (root)")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    where = tmp_path / "disk"
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(where)], check=True)
+    yield where
+    subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def test_a_full_disk_is_refused_then_the_same_book_once_there_is_room(course, tmp_path, small_disk):  # noqa: F811
+    folder = cohort(tmp_path / "cohort", 3)
+    out = small_disk / "out"
+    full = batch(course, folder, out, "-j", "1")
+    assert full.returncode != 0
+    assert "No space left on device" in full.stderr and "Traceback" not in full.stderr
+    assert not (out / "grades.csv").exists() and not (out / "results.json").exists()
+
+    subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
+    again = batch(course, folder, out, "-j", "1")
+    assert again.returncode == 0, again.stderr[-2000:]
+    single = batch(course, folder, tmp_path / "single", "-j", "1")
+    assert single.returncode == 0, single.stderr[-2000:]
+    assert (out / "grades.csv").read_text(encoding="utf-8") == (tmp_path / "single" / "grades.csv").read_text(
+        encoding="utf-8")
