@@ -105,7 +105,9 @@ def _zygote_main(sock: socket.socket) -> None:
             os.setpgid(pid, pid)
         except OSError:
             pass
-        sock.sendall(struct.pack("!I", pid))
+        # The request's number with the pid: a judge killed between asking and reading leaves
+        # its reply unread, and the next asker (a batch's judges share this zygote) skips it.
+        sock.sendall(struct.pack("!QI", int(setup.get("request", 0)) & (2**64 - 1), pid))
 
 
 def _warm_probes() -> None:
@@ -171,11 +173,15 @@ class Zygote:
         judge_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         dump_read, dump_write = os.pipe()
         os.set_blocking(dump_read, False)
-        body = json.dumps({**setup, "fence": {**self.fence, **(setup.get("fence") or {})}}).encode()
+        request = secrets.randbits(64)
+        body = json.dumps({**setup, "request": request, "fence": {**self.fence, **(setup.get("fence") or {})}}).encode()
         try:
             socket.send_fds(self._sock, [struct.pack("!I", len(body))], [worker_end.fileno(), dump_write])
             self._sock.sendall(body)
-            (pid,) = struct.unpack("!I", self._recv(4))
+            while True:  # replies to requests of a judge that was killed before it read them: skipped
+                answered, pid = struct.unpack("!QI", self._recv(12))
+                if answered == request:
+                    break
         except BaseException:
             os.close(dump_read)
             raise
