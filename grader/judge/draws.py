@@ -61,8 +61,12 @@ def course_secret(course=None) -> bytes | None:
 def file_digest(path: Path) -> str:
     """sha256 of a regular file's first MAX_FILE bytes, read without following a link
     ("missing" when it is not a regular file)."""
+    if os.path.islink(path):  # where O_NOFOLLOW is missing (Windows), the link is seen first
+        return "missing"
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        # O_NOFOLLOW and O_NONBLOCK where the OS has them; O_BINARY where it has that instead
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_BINARY", 0))
     except OSError:
         return "missing"
     try:
