@@ -3,6 +3,8 @@ recursion in a few frames, a print flood counted, a file that does not import sa
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from grader.judge.subjects import WorkerSubject
@@ -64,7 +66,8 @@ def observe(zygote, folder, name, *args, timeout=20.0, module="ex99_demo"):
 def test_a_loop_past_its_limit_says_the_students_line(zygote, folder):
     got = observe(zygote, folder, "spin", 1, timeout=1.5)
     assert got.error_type == "Timeout"
-    assert 'File "ex99_demo.py", line 6, in spin' in got.error["traceback"]
+    # the loop's two lines: the dump names whichever was running when it was taken
+    assert re.search(r'File "ex99_demo\.py", line [56], in spin', got.error["traceback"]), got.error["traceback"]
     assert "total += n" in got.error["traceback"] or "while True" in got.error["traceback"]
     assert "grader" not in got.error["traceback"]  # the student's frames only
 
@@ -124,7 +127,7 @@ def test_a_loop_at_import_is_an_import_error(zygote, tmp_path):
     (tmp_path / "ex97_stuck.py").write_text("while True:\n    pass\n", encoding="utf-8")
     got = observe(zygote, tmp_path, "f", timeout=1.5, module="ex97_stuck")
     assert got.error_type == "Timeout" and got.error["import_error"] is True
-    assert 'File "ex97_stuck.py", line 1' in got.error["traceback"]
+    assert re.search(r'File "ex97_stuck\.py", line [12]', got.error["traceback"]), got.error["traceback"]
 
 
 def test_the_worker_errors_carry_the_dump(zygote, folder):
