@@ -42,7 +42,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
                                      lang=lang, corpus=corpus_provider(course), public_only=recorded, on_progress=live)
             results = run_checks(session)
     finally:
-        zygote.close()
+        zygote.close(wait=False)  # this process exits once the report is out (grader.commands.main)
     text = render(results, fmt, lang, color=(sys.stdout.isatty() if color is None and out is None else bool(color)),
                   hidden_note=recorded, picture_dir=None if reference else folder / ".grade",
                   hidden_visibility=hidden_visibility, show_hidden=show_hidden, show_answers=show_answers)

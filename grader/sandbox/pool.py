@@ -302,7 +302,7 @@ class SpawnZygote(Zygote):
         self._ready, self._owner, self._scratch, self._out = [], None, None, set()
         self._shared_workers = {}
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:  # noqa: ARG002 - no zygote to wait for here
         if not self.started:
             return
         self._closing = True

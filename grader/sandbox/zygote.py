@@ -199,12 +199,20 @@ class Zygote:
             data += chunk
         return data
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """Kill the workers and let the zygote go (it exits when its socket closes).
+
+        `wait=False` is for a process about to exit (`grade exNN`): it does not wait for the
+        zygote to finish exiting, and as root leaves the sweep of escaped processes to the
+        uid block's watchdog, which runs it as soon as this process has gone (about a second
+        saved at the end of every run)."""
         if self._sock is not None:
             for proc in list(getattr(self, "_shared_workers", {}).values()):
                 proc.kill()
             self._sock.close()
             self._sock = None
+            if not wait:
+                return
             from grader.sandbox.uids import release, sweep_uid
 
             sweep_uid(self.fence.get("uid"))  # what escaped its process group (setsid) dies too
