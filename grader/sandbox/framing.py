@@ -43,6 +43,26 @@ def recv_frame(stream) -> bytes:
     return recv_exact(stream, n)
 
 
+def recv_frame_until(sock, deadline: float, cap: int) -> bytes:
+    """recv_frame from a socket, its timeout moved along to `deadline` (time.monotonic());
+    TimeoutError once it has passed, OSError for a frame longer than `cap` bytes."""
+    import time
+
+    class _Deadline:
+        def recv(self, n):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            sock.settimeout(remaining)
+            return sock.recv(n)
+
+    reader = _Deadline()
+    (n,) = struct.unpack("!Q", recv_exact(reader, 8))
+    if n > cap:
+        raise OSError(f"answer of {n} bytes is over the {cap} byte cap")
+    return recv_exact(reader, n)
+
+
 def _send_all(stream, data: bytes) -> None:
     sendall = getattr(stream, "sendall", None)
     if sendall is not None:

@@ -24,7 +24,7 @@ import time
 
 import grader.sandbox.plaincodec as plaincodec
 import grader.sandbox.exits as exits
-from grader.sandbox.framing import ForgedFrame, hmac_sha256, open_frame, recv_exact, send_frame
+from grader.sandbox.framing import ForgedFrame, hmac_sha256, open_frame, recv_frame_until, send_frame
 from grader.sandbox.limits import DEFAULT_LIMITS, MAX_ANSWER_BYTES
 
 
@@ -332,7 +332,7 @@ class Worker:
                 raise WorkerDied("worker exited") from None
         self._proc = proc
         try:
-            kind, blob = proc.open(_recv_until(proc.sock, deadline))
+            kind, blob = proc.open(recv_frame_until(proc.sock, deadline, MAX_ANSWER_BYTES))
             imported = plaincodec.decode(blob) if kind == "answer" else None
             if not isinstance(imported, dict):
                 raise ForgedFrame("not the import's answer")
@@ -407,7 +407,7 @@ class Worker:
 
     def _next_answer(self, deadline: float, timeout: float):
         try:
-            blob = _recv_until(self._sock, deadline)
+            blob = recv_frame_until(self._sock, deadline, MAX_ANSWER_BYTES)
         except (TimeoutError, socket.timeout):
             dump = self._proc.stack()
             self.kill()
@@ -436,21 +436,3 @@ class Worker:
             if pool.get(self._key) is self._proc:
                 del pool[self._key]
             self._proc = None
-
-
-def _recv_until(sock: socket.socket, deadline: float) -> bytes:
-    """recv_frame with the socket's timeout moved along to the deadline."""
-
-    class _Deadline:
-        def recv(self, n):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
-            sock.settimeout(remaining)
-            return sock.recv(n)
-
-    reader = _Deadline()
-    (n,) = struct.unpack("!Q", recv_exact(reader, 8))
-    if n > MAX_ANSWER_BYTES:
-        raise OSError(f"answer of {n} bytes is over the {MAX_ANSWER_BYTES} byte cap")
-    return recv_exact(reader, n)
