@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import operator
 import sys
+from itertools import chain
+from types import FunctionType
 
 from grader.sandbox.frames import frameless_signals, raw_memory_path, trusted_code_dirs
 
@@ -197,8 +199,31 @@ class Guard:
         frameless_signals()
         self._snapshot = self._take()
         self._hide()
+        # The grader's functions: their code and defaults cannot be assigned by anyone (checked
+        # in the hook, not compared after every call, which would read 1,000 audited attributes).
+        self._grader_funcs = [self._functions_of(self._snapshot)]  # a cell: `resync` may widen it
         sys.addaudithook(self._make_hook())
         self.sealed = True
+
+    def resync(self) -> None:
+        """In a worker forked from the process that sealed this guard (the zygote, so that every
+        worker shares the snapshot instead of taking its own): take the snapshot again if the
+        worker's own set-up changed what it holds (pieces of earlier exercises imported, the
+        fence's state), so that none of that counts as the submission's doing. Call it last
+        before the submission's first line."""
+        watched = self._watched
+        new = [n for n, m in list(sys.modules.items()) if (n == "grader" or n.startswith("grader.")) and m is not None
+               and n not in watched]
+        if not new and not self.check():
+            return
+        self._reported.clear()
+        self._snapshot = self._take()
+        self._raw = None  # the fast table is laid out again at the next check
+        self._grader_funcs[0] = self._functions_of(self._snapshot)
+
+    @staticmethod
+    def _functions_of(snapshot: dict) -> frozenset:
+        return frozenset(kept[0] for before in snapshot.values() for kept in before.values() if type(kept) is _Func)
 
     def probe(self, spec: str):
         """`"ex03.count_params_of"` -> the function, from the worker's own references."""
@@ -325,9 +350,14 @@ class Guard:
         hooked = frozenset(_REFUSED_EVENTS) | {"object.__getattr__", "object.__setattr__", "import", "open", "compile",
                                                 "code.__new__", "marshal.loads"}
 
+        frame_attributes = frozenset(_FRAME_ATTRIBUTES)
+        grader_funcs = self._grader_funcs
+
         def hook(event, args):
             if event not in hooked or busy[0]:  # first: every audited event comes here (id() too)
                 return
+            if event == "object.__getattr__" and args[1] not in frame_attributes:
+                return  # the common case (a function's __code__ read): out at once
             busy[0] = True
             try:
                 if event in _REFUSED_EVENTS:
@@ -337,7 +367,10 @@ class Guard:
                     if len(args) > 1 and args[1] in _FRAME_ATTRIBUTES and by_submission():
                         refuse(f".{args[1]} (frame inspection)")
                 elif event == "object.__setattr__":
-                    if len(args) > 1 and args[1] in ("__code__", "__globals__", "__closure__") and by_submission():
+                    if len(args) > 1 and args[1] in _FUNC_PARTS and type(args[0]) is FunctionType \
+                            and args[0] in grader_funcs[0]:
+                        refuse(f"assigning {args[1]} of the grader's {args[0].__qualname__}")
+                    elif len(args) > 1 and args[1] in ("__code__", "__globals__", "__closure__") and by_submission():
                         refuse(f"assigning {args[1]}")
                 elif event == "import":
                     name = str(args[0]) if args else ""
@@ -380,30 +413,51 @@ class Guard:
 
     # -- after every call ----------------------------------------------------------------------
     def _fast_table(self) -> None:
-        """Per namespace: a getter of the watched names (C speed), what they were bound to, and
-        which of them need more than identity (functions: their code; containers: their items)."""
-        self._fast = {}
+        """What `check()` compares, laid out so that the common case (nothing moved) is a few
+        passes at C speed: every watched binding of every namespace in one flat tuple (each
+        namespace's getter asks for its first name twice, so that it always gives a tuple);
+        every grader function once, with its code and defaults; the grader's containers with
+        what they held; the entries `sys.modules` had."""
+        owners, getters, raw, funcs, held = [], [], [], [], []
         for space, before in self._snapshot.items():
-            if space.startswith("sys."):
+            if space.startswith("sys.") or not before:
                 continue
+            found = self._watched[space]
+            owners.append(found.space if isinstance(found, _Some) else found)
             keys = tuple(before)
-            raw = tuple(kept[0] if type(kept) in (_Func, _Held) else kept for kept in before.values())
-            deeper = tuple((key, kept) for key, kept in before.items() if type(kept) in (_Func, _Held))
-            self._fast[space] = (operator.itemgetter(*keys) if keys else None, keys, raw, deeper)
+            getters.append(operator.itemgetter(keys[0], *keys))
+            kept = [k[0] if type(k) in (_Func, _Held) else k for k in before.values()]
+            raw += [kept[0], *kept]
+            funcs += [k for k in before.values() if type(k) is _Func]
+            held += [k for k in before.values() if type(k) is _Held and not any(k[0] is h[0] for h in held)]
+        self._owners, self._getters, self._raw = tuple(owners), tuple(getters), tuple(raw)
+        self._funcs = tuple(f[0] for f in funcs)
+        self._func_parts = tuple(tuple(f[i] for f in funcs) for i in (1, 2, 3))
+        dicts = [h for h in held if h[1] is not None]
+        self._dicts, self._seqs = tuple(h[0] for h in dicts), tuple(h[0] for h in held if h[1] is None)
+        self._held_items = (tuple(map(len, self._dicts)), tuple(k for h in dicts for k in h[1]),
+                            tuple(v for h in dicts for v in h[2]), tuple(map(len, self._seqs)),
+                            tuple(v for h in held if h[1] is None for v in h[2]))
+        modules = self._snapshot["sys.modules"]
+        self._modules = (operator.itemgetter(*modules) if len(modules) > 1 else None, tuple(modules.values()))
+
+    def _bindings_same(self) -> bool:
+        try:
+            now = chain.from_iterable(map(operator.call, self._getters, map(vars, self._owners)))
+            return _all_same(tuple(now), self._raw)
+        except (KeyError, TypeError):  # a watched name removed
+            return False
+
+    def _contents_same(self) -> bool:
+        now = (tuple(map(len, self._dicts)), tuple(chain.from_iterable(self._dicts)),
+               tuple(chain.from_iterable(map(dict.values, self._dicts))), tuple(map(len, self._seqs)),
+               tuple(chain.from_iterable(self._seqs)))
+        return all(map(_all_same, now, self._held_items))
 
     def _changed_in(self, space: str) -> list[str]:
-        getter, keys, raw, deeper = self._fast[space]
+        """Name what moved in `space` against the snapshot (the slow path, after a fast miss)."""
         attrs = _attrs(self._watched[space])
-        if getter is not None:
-            try:
-                now = getter(attrs)
-            except KeyError:
-                now = None
-            if now is not None:
-                now = now if len(keys) != 1 else (now,)
-                if _all_same(now, raw) and all(_still(attrs[key], kept) for key, kept in deeper):
-                    return []
-        found = []  # something moved: name it
+        found = []
         for key, kept in self._snapshot[space].items():
             if key not in attrs:
                 found.append(f"removed: {space}.{key}")
@@ -411,28 +465,68 @@ class Guard:
                 found.append(f"changed: {space}.{key}")
         return found
 
-    def check(self) -> list[str]:
-        """What was refused or changed since `seal()` (sticky: a tampered worker stays tampered)."""
+    def _functions_changed(self) -> list[str]:
+        parts = [tuple(map(operator.attrgetter(name), self._funcs)) for name in _FUNC_PARTS]
+        if all(map(_all_same, parts, self._func_parts)):
+            return []
+        return [f"changed: {getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}"
+                for n, fn in enumerate(self._funcs)
+                if any(part[n] is not kept[n] for part, kept in zip(parts, self._func_parts))]
+
+    def _modules_same(self) -> bool:
+        """Is every module there was still there? (Modules imported since are not watched.)"""
+        getter, before = self._modules
+        if getter is None:
+            return all(sys.modules.get(k) is v for k, v in self._snapshot["sys.modules"].items())
+        try:
+            return _all_same(getter(sys.modules), before)
+        except KeyError:
+            return False
+
+    def check(self, thorough: bool = False) -> list[str]:
+        """What was refused or changed since `seal()` (sticky: a tampered worker stays tampered).
+
+        `thorough` (after the import) also compares every grader function's code and defaults,
+        which the audit hook refuses to let anyone assign.
+
+        When nothing moved (the common case) this is a few passes at C speed, well under a
+        millisecond; only then does it look namespace by namespace, to name what moved."""
         if not self.sealed:
             return []
-        if getattr(self, "_fast", None) is None:
+        if getattr(self, "_raw", None) is None:
             self._fast_table()
         found = [f"refused: {what}" for what in self._refused]
-        for space, before in self._snapshot.items():
-            if space == "sys.modules":
-                modules = sys.modules
-                if not (len(modules) == len(before) and _all_same(tuple(modules.values()), tuple(before.values()))):
-                    found += [f"changed: sys.modules[{k!r}]" for k, mod in before.items() if modules.get(k) is not mod]
-            elif space.startswith("sys."):
-                after = getattr(sys, space[4:])
-                if not _all_same(tuple(after), tuple(before.values())):
-                    found.append(f"changed: {space}")
-            else:
-                found += self._changed_in(space)
+        if not self._modules_same():
+            before = self._snapshot["sys.modules"]
+            found += [f"changed: sys.modules[{k!r}]" for k, mod in before.items() if sys.modules.get(k) is not mod]
+        for name in ("sys.meta_path", "sys.path_hooks"):
+            if not _all_same(tuple(getattr(sys, name[4:])), tuple(self._snapshot[name].values())):
+                found.append(f"changed: {name}")
+        if not self._bindings_same():
+            moved = [item for space in self._snapshot if not space.startswith("sys.") for item in self._changed_in(space)]
+            found += moved
+            if not moved:  # only torch's own re-wrapping (a lazy import): the fast path takes it from now on
+                self._accept_rewraps()
+        if thorough:
+            found += self._functions_changed()
+        if not self._contents_same():
+            found += [f"changed: {space}.{key}" for space, before in self._snapshot.items() if not space.startswith("sys.")
+                      for key, kept in before.items() if type(kept) is _Held and not _still(kept[0], kept)]
         for item in found:
             if item not in self._reported:
                 self._reported.append(item)
         return list(self._reported[:20])
+
+    def _accept_rewraps(self) -> None:
+        """The bindings as they are now become what the fast path expects (the snapshot, which
+        the slow path names changes against, stays as it was at `seal()`)."""
+        try:
+            self._raw = tuple(chain.from_iterable(map(operator.call, self._getters, map(vars, self._owners))))
+        except (KeyError, TypeError):
+            pass
+
+
+_FUNC_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
 
 
 __all__ = ["Guard", "ALLOWED_GRADER_MODULES"]

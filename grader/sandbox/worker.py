@@ -137,12 +137,22 @@ def _stack_on_request(dump_fd: int | None) -> None:
     faulthandler.register(signal.SIGUSR1, file=dump_fd, all_threads=True, chain=False)
 
 
-def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=None) -> None:
+def forget_exercise_modules() -> None:
+    """Exercise modules inherited from the process the zygote was forked from (a test session,
+    a notebook) are never the submission's: the submission's own import must find none."""
+    for name in [n for n in sys.modules if re.fullmatch(r"ex\d\d_\w+", n)]:
+        del sys.modules[name]
+
+
+def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=None, guard=None) -> None:
     """Worker main loop: answer run requests until the judge closes the socket.
 
     The worker is fenced first (grader.sandbox.fence: limits, namespaces, another user, the
     submission copied to a private folder); only then is the student's module loaded.
     `dump_fd` is a pipe to the judge for faulthandler's stack dumps (see `_stack_on_request`).
+    `guard` is a `Guard` the zygote sealed before forking (and `enter` its fence, bound then:
+    the sealed process imports nothing of the grader's hidden modules again); without one the
+    worker seals its own (a spawned worker, grader.sandbox.spawn).
     """
     # The answers' key: a local of this loop and nothing else (see grader.sandbox.framing).
     key = bytes.fromhex(setup.pop("answer_key", "") or "")
@@ -167,16 +177,18 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
     submissions: dict[str, Submission] = {}
     # The submission could not be read as data (grader.sandbox.intake): said by the fence that
     # entered it (grader.sandbox.fence, or a spawned worker's grader.sandbox.spawn).
-    refused = getattr(sys.modules.get(getattr(enter, "__module__", None) or ""), "REFUSED", None)
-    from grader.sandbox.guard import Guard
-
-    # Exercise modules inherited from the process the zygote was forked from (a test session,
-    # a notebook) are never the submission's: the submission's own import must find none.
-    for name in [n for n in sys.modules if re.fullmatch(r"ex\d\d_\w+", n)]:
-        del sys.modules[name]
+    # (Read from the function's own globals: in a worker of a sealed zygote its module is no
+    # longer in sys.modules.)
+    refused = (getattr(enter, "__globals__", None) or {}).get("REFUSED")
     # Last before the student's first line: the observers out of reach, verified after each call.
-    guard = Guard(folder)
-    guard.seal()
+    if guard is None:
+        from grader.sandbox.guard import Guard
+
+        forget_exercise_modules()
+        guard = Guard(folder)
+        guard.seal()
+    else:
+        guard.resync()
     check = guard.check  # the bound method: rebinding Guard.check later changes nothing here
 
     def answer_with(blob: bytes) -> None:
@@ -192,7 +204,7 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
                 submissions[name].module()
             except BaseException:
                 pass  # reported to every call by run_request
-        tampered = check()
+        tampered = check(thorough=True)
         answer_with(encode({"ok": True, "value": "imported", "output": "",
                             **({"tampered": tampered} if tampered else {})}))
         return submissions.get(name)

@@ -281,6 +281,16 @@ ATTACKS = {
                 _cls.__torch_dispatch__.__globals__['_WATCH_SWITCHES'].clear()
             except Exception:
                 pass""")),
+    # a library (functools) makes the assignment, so no frame of the submission's asks for it
+    "ex02_net_code_through_a_library": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
+        reach="import functools\n    import torch.utils._python_dispatch", patch="""def _let_through(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+    for _cls in type.__subclasses__(torch.utils._python_dispatch.TorchDispatchMode):
+        if _cls.__name__ == "_AtenNet":
+            try:
+                functools.update_wrapper(_cls.__torch_dispatch__, _let_through, assigned=("__code__",), updated=())
+            except Exception:
+                pass""")),
     "ex11_by_import_hook": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
         reach="import sys", patch="class _Finder:\n        def find_spec(self, *a, **k):\n            return None\n    sys.meta_path.insert(0, _Finder())",
         during="pass")),
@@ -318,7 +328,7 @@ def test_observer_attacks_score_zero(tampered_cohort, name):
                                   "ex11_by_traceback_frame", "ex11_by_import_hook", "ex02_patch_torch_back",
                                   "ex11_by_spoofed_file_name", "ex11_by_code_from_a_string",
                                   "ex11_by_a_module_it_wrote", "ex02_pop_by_helper", "ex02_pop_by_built_name",
-                                  "ex02_empty_the_net_in_place"])
+                                  "ex02_empty_the_net_in_place", "ex02_net_code_through_a_library"])
 def test_detected_attacks_name_what_was_touched(tampered_cohort, name):
     book = json.loads((tampered_cohort / "results.json").read_text(encoding="utf-8"))
     exercise = [e for e in book["students"][name]["exercises"] if e["id"] == ATTACKS[name][0]][0]
@@ -327,7 +337,7 @@ def test_detected_attacks_name_what_was_touched(tampered_cohort, name):
     assert "observers were changed or reached for" in message
     assert any(word in message for word in ("grader.probes", "gc.get_objects", "sys._getframe", "tb_frame",
                                             "sys.meta_path", "torch.nn.functional", "posing as a library",
-                                            "turns off the grader's watch")), message
+                                            "turns off the grader's watch", "assigning __code__ of the grader's")), message
 
 
 def test_review_mark_in_every_format(tampered_cohort):
