@@ -67,7 +67,6 @@ DEFAULTS = {
 }
 
 
-
 # Why the submission was refused (grader.sandbox.intake), or None; set by `enter`, read by the
 # worker before anything of the student's runs.
 REFUSED: str | None = None
@@ -241,7 +240,12 @@ def _hide(paths: list[str], report: dict) -> None:
 
 
 def _unshare(flags: int, report: dict) -> None:
-    """unshare(flags), with a new PID namespace too where the kernel allows it."""
+    """unshare(flags), with a new PID namespace too where the kernel allows it (unless the
+    zygote forked this worker as pid 1 of one already, grader.sandbox.pidns.next_child_as_init)."""
+    if os.getpid() == 1:
+        _call("unshare", flags)
+        report["pid_namespace"] = "init"
+        return
     try:
         _call("unshare", flags | CLONE_NEWPID)
         report["pid_namespace"] = "pending"  # the next child is its pid 1 (grader.sandbox.pidns)
@@ -251,8 +255,12 @@ def _unshare(flags: int, report: dict) -> None:
 
 
 def _become_init(report: dict, keep: set[int], mount_proc: bool) -> None:
-    pidns.become_init(report, keep, mount_proc=(lambda: _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC))
-                      if mount_proc else None, on_parent=_pdeathsig)
+    pidns.become_init(report, keep, mount_proc=_mount_proc if mount_proc else None, on_parent=_pdeathsig)
+
+
+def _mount_proc() -> None:
+    """/proc of this PID namespace: /proc/<pid> of the judge is not there to read."""
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
 
 
 def _user_namespace(report: dict) -> bool:
@@ -358,6 +366,8 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
         namespaced = _user_namespace(report)
     if report.get("pid_namespace") == "pending":
         _become_init(report, set(keep_fds or ()), mount_proc=namespaced)
+    elif report.get("pid_namespace") == "init" and namespaced:
+        pidns.as_init(report, _mount_proc)
     new_folder, workdir = folder, None
     if namespaced:
         try:

@@ -31,11 +31,19 @@ syntax scan, `grader.judge.scan`, flags those attributes for review).
 
 from __future__ import annotations
 
-import operator
 import sys
-from itertools import chain
 from types import FunctionType
 
+from grader.sandbox.bindings import FILLED_AS_IT_RUNS as _FILLED_AS_IT_RUNS
+from grader.sandbox.bindings import FUNC_PARTS as _FUNC_PARTS
+from grader.sandbox.bindings import Func as _Func
+from grader.sandbox.bindings import Held as _Held
+from grader.sandbox.bindings import Layout
+from grader.sandbox.bindings import Some as _Some
+from grader.sandbox.bindings import all_same as _all_same
+from grader.sandbox.bindings import attrs as _attrs
+from grader.sandbox.bindings import fingerprint as _fingerprint
+from grader.sandbox.bindings import still as _still
 from grader.sandbox.frames import frameless_signals, raw_memory_path, trusted_code_dirs
 
 # Grader modules a submission may import (the documented TinyGPT of ex05).
@@ -111,74 +119,6 @@ _TORCH_NAMES = ("softmax", "log_softmax", "logsumexp", "is_grad_enabled", "set_g
                 "_C", "autograd")
 
 
-class _Some:
-    """A namespace of which only some names are watched."""
-
-    def __init__(self, space, names):
-        self.space, self.names = space, names
-
-    def attrs(self) -> dict:
-        found = vars(self.space)
-        return {n: found[n] for n in self.names if n in found}
-
-
-def _attrs(space) -> dict:
-    if isinstance(space, _Some):
-        return space.attrs()
-    try:
-        return dict(vars(space))
-    except TypeError:
-        return {}
-
-
-class _Func(tuple):
-    """A function with what makes it what it is: (function, code, defaults, keyword defaults)."""
-
-
-# Module-level containers the grader fills while it grades (a probe's cache of computed
-# data, the uid leases): their identity is watched, not what they hold.
-_FILLED_AS_IT_RUNS = frozenset({"_cache", "_leases"})
-
-
-class _Held(tuple):
-    """A dict, list or set of the grader's with what it held: (container, its keys, its items)."""
-
-
-_CONTAINERS = (dict, list, set)
-
-
-def _fingerprint(value):
-    """The objects that make a binding what it is (compared by identity, never with ==;
-    no `id()`, which is itself an audited event). A container of the grader's (the ex02
-    net's table of aten names, a probe's list of targets) keeps its items too: a submission
-    that reaches one through `__globals__` and empties it in place is caught."""
-    kind = type(value)
-    if kind.__name__ == "function":
-        return _Func((value, value.__code__, value.__defaults__, value.__kwdefaults__))
-    if kind in _CONTAINERS:
-        return _Held((value, tuple(value) if kind is dict else None, tuple(value.values() if kind is dict else value)))
-    return value
-
-
-def _all_same(a, b) -> bool:
-    """Element by element identity, at C speed."""
-    return len(a) == len(b) and all(map(operator.is_, a, b))
-
-
-def _still(value, kept) -> bool:
-    """Is `value` what `kept` (a fingerprint) says it was?"""
-    if type(kept) is _Func:
-        return (value is kept[0] and value.__code__ is kept[1] and value.__defaults__ is kept[2]
-                and value.__kwdefaults__ is kept[3])
-    if type(kept) is _Held:
-        if value is not kept[0]:
-            return False
-        if kept[1] is not None:  # a dict: its keys, then its values
-            return _all_same(tuple(value), kept[1]) and _all_same(tuple(value.values()), kept[2])
-        return _all_same(tuple(value), kept[2])
-    return value is kept
-
-
 class Guard:
     """Seals the worker's observers before the submission runs; reports any change after."""
 
@@ -188,6 +128,7 @@ class Guard:
         self._snapshot: dict[str, dict] = {}
         self._refused: list[str] = []
         self._reported: list[str] = []
+        self._layout: Layout | None = None
         self.sealed = False
 
     # -- before the submission -----------------------------------------------------------------
@@ -218,7 +159,7 @@ class Guard:
             return
         self._reported.clear()
         self._snapshot = self._take()
-        self._raw = None  # the fast table is laid out again at the next check
+        self._layout = None  # laid out again at the next check
         self._grader_funcs[0] = self._functions_of(self._snapshot)
 
     @staticmethod
@@ -411,49 +352,6 @@ class Guard:
             value = getattr(value, "__wrapped__", None)
         return False
 
-    # -- after every call ----------------------------------------------------------------------
-    def _fast_table(self) -> None:
-        """What `check()` compares, laid out so that the common case (nothing moved) is a few
-        passes at C speed: every watched binding of every namespace in one flat tuple (each
-        namespace's getter asks for its first name twice, so that it always gives a tuple);
-        every grader function once, with its code and defaults; the grader's containers with
-        what they held; the entries `sys.modules` had."""
-        owners, getters, raw, funcs, held = [], [], [], [], []
-        for space, before in self._snapshot.items():
-            if space.startswith("sys.") or not before:
-                continue
-            found = self._watched[space]
-            owners.append(found.space if isinstance(found, _Some) else found)
-            keys = tuple(before)
-            getters.append(operator.itemgetter(keys[0], *keys))
-            kept = [k[0] if type(k) in (_Func, _Held) else k for k in before.values()]
-            raw += [kept[0], *kept]
-            funcs += [k for k in before.values() if type(k) is _Func]
-            held += [k for k in before.values() if type(k) is _Held and not any(k[0] is h[0] for h in held)]
-        self._owners, self._getters, self._raw = tuple(owners), tuple(getters), tuple(raw)
-        self._funcs = tuple(f[0] for f in funcs)
-        self._func_parts = tuple(tuple(f[i] for f in funcs) for i in (1, 2, 3))
-        dicts = [h for h in held if h[1] is not None]
-        self._dicts, self._seqs = tuple(h[0] for h in dicts), tuple(h[0] for h in held if h[1] is None)
-        self._held_items = (tuple(map(len, self._dicts)), tuple(k for h in dicts for k in h[1]),
-                            tuple(v for h in dicts for v in h[2]), tuple(map(len, self._seqs)),
-                            tuple(v for h in held if h[1] is None for v in h[2]))
-        modules = self._snapshot["sys.modules"]
-        self._modules = (operator.itemgetter(*modules) if len(modules) > 1 else None, tuple(modules.values()))
-
-    def _bindings_same(self) -> bool:
-        try:
-            now = chain.from_iterable(map(operator.call, self._getters, map(vars, self._owners)))
-            return _all_same(tuple(now), self._raw)
-        except (KeyError, TypeError):  # a watched name removed
-            return False
-
-    def _contents_same(self) -> bool:
-        now = (tuple(map(len, self._dicts)), tuple(chain.from_iterable(self._dicts)),
-               tuple(chain.from_iterable(map(dict.values, self._dicts))), tuple(map(len, self._seqs)),
-               tuple(chain.from_iterable(self._seqs)))
-        return all(map(_all_same, now, self._held_items))
-
     def _changed_in(self, space: str) -> list[str]:
         """Name what moved in `space` against the snapshot (the slow path, after a fast miss)."""
         attrs = _attrs(self._watched[space])
@@ -465,24 +363,7 @@ class Guard:
                 found.append(f"changed: {space}.{key}")
         return found
 
-    def _functions_changed(self) -> list[str]:
-        parts = [tuple(map(operator.attrgetter(name), self._funcs)) for name in _FUNC_PARTS]
-        if all(map(_all_same, parts, self._func_parts)):
-            return []
-        return [f"changed: {getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')}"
-                for n, fn in enumerate(self._funcs)
-                if any(part[n] is not kept[n] for part, kept in zip(parts, self._func_parts))]
-
-    def _modules_same(self) -> bool:
-        """Is every module there was still there? (Modules imported since are not watched.)"""
-        getter, before = self._modules
-        if getter is None:
-            return all(sys.modules.get(k) is v for k, v in self._snapshot["sys.modules"].items())
-        try:
-            return _all_same(getter(sys.modules), before)
-        except KeyError:
-            return False
-
+    # -- after every call ----------------------------------------------------------------------
     def check(self, thorough: bool = False) -> list[str]:
         """What was refused or changed since `seal()` (sticky: a tampered worker stays tampered).
 
@@ -490,43 +371,34 @@ class Guard:
         which the audit hook refuses to let anyone assign.
 
         When nothing moved (the common case) this is a few passes at C speed, well under a
-        millisecond; only then does it look namespace by namespace, to name what moved."""
+        millisecond (`grader.sandbox.bindings.Layout`); only then does it look namespace by
+        namespace, to name what moved."""
         if not self.sealed:
             return []
-        if getattr(self, "_raw", None) is None:
-            self._fast_table()
+        if self._layout is None:
+            self._layout = Layout(self._snapshot, self._watched)
+        layout = self._layout
         found = [f"refused: {what}" for what in self._refused]
-        if not self._modules_same():
+        if not layout.modules_same():
             before = self._snapshot["sys.modules"]
             found += [f"changed: sys.modules[{k!r}]" for k, mod in before.items() if sys.modules.get(k) is not mod]
         for name in ("sys.meta_path", "sys.path_hooks"):
             if not _all_same(tuple(getattr(sys, name[4:])), tuple(self._snapshot[name].values())):
                 found.append(f"changed: {name}")
-        if not self._bindings_same():
+        if not layout.bindings_same():
             moved = [item for space in self._snapshot if not space.startswith("sys.") for item in self._changed_in(space)]
             found += moved
             if not moved:  # only torch's own re-wrapping (a lazy import): the fast path takes it from now on
-                self._accept_rewraps()
+                layout.accept_bindings()
         if thorough:
-            found += self._functions_changed()
-        if not self._contents_same():
+            found += layout.functions_changed()
+        if not layout.contents_same():
             found += [f"changed: {space}.{key}" for space, before in self._snapshot.items() if not space.startswith("sys.")
                       for key, kept in before.items() if type(kept) is _Held and not _still(kept[0], kept)]
         for item in found:
             if item not in self._reported:
                 self._reported.append(item)
         return list(self._reported[:20])
-
-    def _accept_rewraps(self) -> None:
-        """The bindings as they are now become what the fast path expects (the snapshot, which
-        the slow path names changes against, stays as it was at `seal()`)."""
-        try:
-            self._raw = tuple(chain.from_iterable(map(operator.call, self._getters, map(vars, self._owners))))
-        except (KeyError, TypeError):
-            pass
-
-
-_FUNC_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
 
 
 __all__ = ["Guard", "ALLOWED_GRADER_MODULES"]

@@ -164,7 +164,19 @@ def sweep_uid(uid: int) -> None:
     """
     if not isinstance(uid, int) or uid < 1000 or uid >= 65534 or os.geteuid() != 0 or not owns(uid):
         return  # never as root, never a system user, never "nobody", never another run's uid
+    if _none_left(uid):
+        return  # the common case: a fork of this (large) process costs tens of milliseconds
     _kill_as(uid)
+
+
+def _none_left(uid: int) -> bool:
+    """True only when /proc could be read and lists no process of `uid`. Nothing can start one
+    after: only a process of that uid could, and the zygote forks none for a uid being swept."""
+    try:
+        os.listdir("/proc")
+    except OSError:
+        return False
+    return not processes_of([uid])
 
 
 def _kill_as(uid: int) -> None:

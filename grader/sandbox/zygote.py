@@ -61,19 +61,20 @@ def _zygote_main(sock: socket.socket) -> None:
     # A worker in a PID namespace of its own runs the student's code in its child (pid 1 there,
     # grader.sandbox.pidns); when the judge kills the group, that child is reparented here, not
     # to the machine's init, and the reaper above reaps it: no zombie is left behind.
-    from grader.sandbox.pidns import become_subreaper
+    import grader.sandbox.pidns as pidns
 
-    become_subreaper()
+    pidns.become_subreaper()
+    own_ns = pidns.own_namespace()
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the judge's to handle
     import torch
 
     torch.set_num_threads(1)  # measured: one thread is never slower at these sizes
-    import grader.probes.common  # noqa: F401  (warm the import for every worker)
+    from grader.probes import import_all
     from grader.sandbox.fence import enter
     from grader.sandbox.guard import Guard
     from grader.sandbox.worker import forget_exercise_modules, serve
 
-    _warm_probes()
+    import_all()
     # Sealed once here, before any worker exists: each worker shares the snapshot (taking its
     # own cost about 30 ms, most of it copying the zygote's pages as it touched them) and only
     # checks, after its fence, that nothing changed (`Guard.resync`). Nothing of the grader's
@@ -99,6 +100,7 @@ def _zygote_main(sock: socket.socket) -> None:
         dump_fd = fds[1] if len(fds) > 1 else None
         # SIGCHLD waits until the new pid is in status_fds (a worker may die at once)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        as_init = (setup.get("fence") or {}).get("enabled", True) and pidns.next_child_as_init(own_ns)
         pid = os.fork()
         if pid == 0:
             sock.close()
@@ -111,6 +113,8 @@ def _zygote_main(sock: socket.socket) -> None:
                 serve(socket.socket(fileno=fds[0]), setup, dump_fd=dump_fd, enter=enter, guard=guard)
             finally:
                 os._exit(0)
+        if as_init:
+            pidns.restore(own_ns)
         os.close(fds[0])
         if dump_fd is not None:
             status_fds[pid] = dump_fd
@@ -122,20 +126,6 @@ def _zygote_main(sock: socket.socket) -> None:
         # The request's number with the pid: a judge killed between asking and reading leaves
         # its reply unread, and the next asker (a batch's judges share this zygote) skips it.
         sock.sendall(struct.pack("!QI", int(setup.get("request", 0)) & (2**64 - 1), pid))
-
-
-def _warm_probes() -> None:
-    """Import every probe module once in the zygote, so each worker starts with them loaded."""
-    import importlib
-    import pkgutil
-
-    import grader.probes
-
-    for info in pkgutil.iter_modules(grader.probes.__path__):
-        try:
-            importlib.import_module(f"grader.probes.{info.name}")
-        except Exception:  # a probe module being written: the worker imports it (and fails) itself
-            pass
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
