@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "solutions"))
 torch.set_num_threads(1)
 
-from grader import datasets  # noqa: E402
+from grader.data import datasets  # noqa: E402
 from ex12_train_bigram import train_bigram  # noqa: E402
 
 text = datasets.resolve("tinyshakespeare", progress=False).read_text(encoding="utf-8")
