@@ -47,6 +47,27 @@ def reaper(status_fds: dict[int, int]):
     return reap
 
 
+def leave(status_fds: dict[int, int], limit: float = 2.0) -> None:
+    """The zygote's end (its judge has gone): kill the workers still running and reap them
+    before exiting, so that none is left as a zombie of the machine's init (a container's init
+    may never reap it). Each is our own unreaped child, so its pid cannot have been reused."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    for pid in list(status_fds):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break  # none left
+        if pid == 0:
+            time.sleep(0.005)  # a worker holding torch takes a few milliseconds to exit
+    os._exit(0)
+
+
 def read_dump(fd: int | None, quiet: float = 0.3, limit: float = 1.0) -> str:
     """What is on the (non-blocking) dump pipe: until it is closed, or quiet for `quiet` s, at most `limit` s."""
     if fd is None:

@@ -177,7 +177,6 @@ def sweep_uid(uid: int) -> None:
         if fresh is None or not _kill_each(uid, fresh):
             break
         killed.update(fresh)
-        time.sleep(0.001)
     _kill_as(uid)  # still new ones (a fork bomb), or /proc cannot be read: kill(-1) as that user
 
 
@@ -200,11 +199,17 @@ def _live_processes(uid: int) -> list[int] | None:
     return live
 
 
-def _kill_each(uid: int, pids: list[int]) -> bool:
+def _kill_each(uid: int, pids: list[int], wait: float = 1.0) -> bool:
     """SIGKILL each of `pids` through a pidfd, after checking (through that pidfd's process)
-    that it still runs as `uid`: a pid reused meanwhile is never hit. False without pidfds."""
+    that it still runs as `uid`: a pid reused meanwhile is never hit. Then wait (at most
+    `wait` s) until each has exited: a process holding torch takes milliseconds to tear down,
+    and the caller's next step (the next student, the end of the run) must not find it.
+    False without pidfds."""
     if not hasattr(os, "pidfd_open") or not hasattr(signal, "pidfd_send_signal"):
         return False
+    import select
+
+    dying = []
     for pid in pids:
         try:
             fd = os.pidfd_open(pid)
@@ -214,9 +219,20 @@ def _kill_each(uid: int, pids: list[int]) -> bool:
             # While the pidfd's process lives its pid cannot be reused, so /proc/<pid> is it.
             if os.stat(f"/proc/{pid}").st_uid == uid:
                 signal.pidfd_send_signal(fd, signal.SIGKILL)
+                dying.append(fd)
+                continue
         except OSError:
             pass
-        finally:
+        os.close(fd)
+    end = time.monotonic() + wait
+    try:
+        while dying and time.monotonic() < end:  # a pidfd turns readable when its process has exited
+            done, _, _ = select.select(dying, [], [], max(0.0, end - time.monotonic()))
+            dying = [fd for fd in dying if fd not in done]
+            for fd in done:
+                os.close(fd)
+    finally:
+        for fd in dying:
             os.close(fd)
     return True
 

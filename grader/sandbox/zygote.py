@@ -91,12 +91,12 @@ def _zygote_main(sock: socket.socket) -> None:
     while True:
         try:
             header, fds, _, _ = socket.recv_fds(sock, 4, 2)
-        except OSError:
-            os._exit(0)
-        if len(header) < 4:
-            os._exit(0)  # the judge has gone
-        (n,) = struct.unpack("!I", header)
-        setup = json.loads(_recv_exact(sock, n))
+            if len(header) < 4:
+                raise EOFError  # the judge has gone
+            (n,) = struct.unpack("!I", header)
+            setup = json.loads(_recv_exact(sock, n))
+        except (OSError, EOFError):
+            exits.leave(status_fds)
         dump_fd = fds[1] if len(fds) > 1 else None
         # SIGCHLD waits until the new pid is in status_fds (a worker may die at once)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
@@ -133,7 +133,7 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     while len(data) < n:
         chunk = sock.recv(n - len(data))
         if not chunk:
-            os._exit(0)
+            raise EOFError
         data += chunk
     return data
 
