@@ -122,8 +122,7 @@ _TORCH_NAMES = ("softmax", "log_softmax", "logsumexp", "is_grad_enabled", "set_g
 class Guard:
     """Seals the worker's observers before the submission runs; reports any change after."""
 
-    def __init__(self, submission_dir: str | None):
-        self.root = (submission_dir.rstrip("/") + "/") if submission_dir else None
+    def __init__(self):
         self.modules: dict[str, object] = {}  # the hidden grader modules, by name (the worker's own refs)
         self._snapshot: dict[str, dict] = {}
         self._refused: list[str] = []

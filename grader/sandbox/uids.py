@@ -139,13 +139,16 @@ def slot_uid(slot: int) -> int:
     return uid
 
 
-def processes_of(uids) -> dict[int, list[int]]:
-    """{uid: [pid, …]} of the live processes whose (effective) uid is in `uids`, from /proc."""
+def processes_of(uids, strict: bool = False) -> dict[int, list[int]]:
+    """{uid: [pid, …]} of the live processes whose (effective) uid is in `uids`, from /proc
+    (an unreadable /proc: none found, or OSError when `strict`)."""
     wanted = set(uids)
     found: dict[int, list[int]] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
+        if strict:
+            raise
         return found
     for entry in entries:
         if entry.isdigit():
@@ -184,11 +187,11 @@ def _live_processes(uid: int) -> list[int] | None:
     """The pids of `uid` that have not exited (zombies left out: the zygote reaps them), or None
     when /proc cannot be read."""
     try:
-        os.listdir("/proc")
+        pids = processes_of([uid], strict=True).get(uid, [])
     except OSError:
         return None
     live = []
-    for pid in processes_of([uid]).get(uid, []):
+    for pid in pids:
         try:
             with open(f"/proc/{pid}/stat", "rb") as stat_file:
                 state = stat_file.read().rpartition(b")")[2].split()[0]

@@ -185,7 +185,7 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
         from grader.sandbox.guard import Guard
 
         forget_exercise_modules()
-        guard = Guard(folder)
+        guard = Guard()
         guard.seal()
     else:
         guard.resync()

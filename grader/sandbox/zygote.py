@@ -80,7 +80,7 @@ def _zygote_main(sock: socket.socket) -> None:
     # checks, after its fence, that nothing changed (`Guard.resync`). Nothing of the grader's
     # hidden modules is imported here after this: `enter` and `serve` are bound above.
     forget_exercise_modules()
-    guard = Guard(None)
+    guard = Guard()
     guard.seal()
     guard.check(thorough=True)  # lays out the fast table once, for every worker
     # What is loaded now lives as long as every worker: a worker's garbage collections never
