@@ -15,7 +15,9 @@ do not replay on the next, and cannot be computed without the secret. The refere
 asked the same calls, so it still agrees.
 
 The secret never reaches a worker: `claim_secret` (called by `grader.run.startup` before
-the zygote forks) takes it out of the environment, and the fence hides the file.
+the zygote forks) takes it out of the environment, the zygote zeroes and drops its copy of
+the memory as its first act (`forget_secret`: the workers are forked from it), and the
+fence hides the file.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ SECRET_ENV = "GRADE_COURSE_SECRET"
 SECRET_FILE = ".course-secret"
 MAX_FILE = 4 * 1024 * 1024  # a submission file digested beyond this is refused elsewhere anyway
 
-_claimed: dict[str, bytes | None] = {}
+# A bytearray, so that a process forked from this one can zero its copy in place.
+_claimed: dict[str, bytearray | None] = {}
 
 
 def secret_file(course) -> Path | None:
@@ -42,20 +45,29 @@ def claim_secret(course) -> None:
     """Read the course secret now, and remove it from the environment (workers fork later)."""
     value = os.environ.pop(SECRET_ENV, None)
     if value:
-        _claimed["secret"] = value.encode()
+        _claimed["secret"] = bytearray(value.encode())
         return
     path = secret_file(course)
     try:
         text = path.read_bytes().strip() if path is not None else b""
     except OSError:
         text = b""
-    _claimed["secret"] = text or _claimed.get("secret")
+    _claimed["secret"] = bytearray(text) if text else _claimed.get("secret")
+
+
+def forget_secret() -> None:
+    """Zero this process's copy of the secret and drop it: the zygote's first act after its fork
+    (a submission that imports this module in its worker finds nothing)."""
+    held = _claimed.pop("secret", None)
+    if held is not None:
+        held[:] = bytes(len(held))
 
 
 def course_secret(course=None) -> bytes | None:
     if "secret" not in _claimed or (_claimed["secret"] is None and os.environ.get(SECRET_ENV)):
         claim_secret(course)
-    return _claimed.get("secret")
+    held = _claimed.get("secret")
+    return bytes(held) if held else None
 
 
 def file_digest(path: Path) -> str:

@@ -45,14 +45,14 @@ def start_zygote(course: Course | None = None, *, hide=(), grants=()):
     """Fork the zygote (before anything secret is loaded in this process) and return it.
 
     The course secret (grader.judge.draws) is read first and taken out of the environment,
-    and its file hidden, so that no worker can see it."""
-    from grader.judge.draws import claim_secret, secret_file
+    the zygote zeroes its copy as it starts, and the secret's file is hidden: no worker can see it."""
+    from grader.judge.draws import claim_secret, forget_secret, secret_file
     from grader.sandbox import Zygote
 
     claim_secret(course)
     secret = secret_file(course)
     hide = [*hide, *([str(secret)] if secret is not None and secret.exists() else [])]
-    return Zygote(fence=fence_options(course, hide=hide, grants=grants)).start()
+    return Zygote(fence=fence_options(course, hide=hide, grants=grants)).start(in_child=forget_secret)
 
 
 def load_judge() -> None:

@@ -240,7 +240,8 @@ class SpawnZygote(Zygote):
     def started(self) -> bool:
         return self._owner == os.getpid()
 
-    def start(self) -> "SpawnZygote":
+    def start(self, in_child=None) -> "SpawnZygote":
+        """Start the pool (`in_child` is for a forked zygote: a fresh interpreter inherits no memory)."""
         if self._owner is not None and self._owner != os.getpid():
             self._forget_inherited()  # a forked judge (grade batch -j): a pool of its own
         if self._owner is None:

@@ -151,7 +151,8 @@ class Zygote:
             # leased under a lock: no other run on the machine holds it (see grader.sandbox.uids)
             self.fence["uid"] = self.fence["gid"] = self._leased_uid = allocate()
 
-    def start(self) -> "Zygote":
+    def start(self, in_child=None) -> "Zygote":
+        """Fork the zygote; `in_child()` runs in it first (the judge's secrets dropped there)."""
         if self._sock is not None:
             return self
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -162,6 +163,8 @@ class Zygote:
                 from grader.sandbox.fence import _pdeathsig
 
                 _pdeathsig()  # the grade process killed (kill -9 included): the zygote goes too
+                if in_child is not None:
+                    in_child()
                 os.umask(0o022)  # what a worker makes (its copy of the submission) its own uid can read
                 _zygote_main(theirs)
             finally:

@@ -171,11 +171,13 @@ def test_hidden_inputs_are_drawn_per_secret_and_per_submission(tmp_path):
     shutil.copytree(ROOT / "solutions", spy)
     (spy / "ex01_windows.py").write_text((spy / "ex01_windows.py").read_text(encoding="utf-8") + '''
 
+import importlib as _importlib
 import os as _os
 
 
 def shift_pairs(tokens):
-    raise ValueError("SECRET=" + repr(_os.environ.get("GRADE_COURSE_SECRET")))
+    held = getattr(_importlib.import_module("grader.judge.draws"), "_claimed", {})  # the judge's copy, forked?
+    raise ValueError("SECRET=" + repr(_os.environ.get("GRADE_COURSE_SECRET")) + " HELD=" + repr(held))
 ''', encoding="utf-8")
 
     def run(folder: Path, secret: str | None) -> dict:
@@ -195,7 +197,7 @@ def shift_pairs(tokens):
     assert alpha_a == _inputs(run(a, "alpha-secret"), check)  # the same file, the same secret: the same draw
     proc = grade("ex01", "--submission", str(spy), "--format", "json", "--show-hidden",
                  env={"GRADE_COURSE_SECRET": "gamma-secret-value"})
-    assert "SECRET=None" in proc.stdout and "gamma-secret-value" not in proc.stdout
+    assert "SECRET=None HELD={}" in proc.stdout and "gamma-secret-value" not in proc.stdout
 
 
 def test_the_secret_file_is_read_and_never_a_worker_input(tmp_path):
