@@ -20,6 +20,7 @@ from __future__ import annotations
 import operator
 import sys
 from itertools import chain
+from types import MappingProxyType
 
 
 class Some:
@@ -90,6 +91,91 @@ def still(value, kept) -> bool:
     return value is kept
 
 
+class Versions:
+    """The version tags of some dicts, read in place: a pre-filter for `Layout`'s comparisons.
+
+    CPython bumps a dict's version tag (PEP 509) at every change to it: a key set, rebound or
+    removed, a clear, an update. So if every tag still reads what it read when the contents
+    were last verified, nothing in those dicts moved, and the comparison can be skipped. The
+    tags are read through ctypes from where the dict keeps its tag, without touching the
+    dicts' values: no reference count is written, so a worker forked from the zygote copies
+    none of the pages those objects live on. Where the layout is not the one this was written
+    for (another interpreter, another version), `Versions.of` gives None and every check
+    compares in full, as it did before.
+
+        >>> table = {"a": 1}
+        >>> tags = Versions.of([table])
+        >>> seen = tags.now() if tags else None
+        >>> table["a"] = 2
+        >>> tags is None or tags.now() != seen
+        True
+    """
+
+    _TAG_OFFSET = 24  # PyObject_HEAD (refcount, type), ma_used, then ma_version_tag
+
+    def __init__(self, cells):
+        self._cells = tuple(cells)
+
+    def now(self) -> tuple:
+        return tuple(map(operator.attrgetter("value"), self._cells))
+
+    @classmethod
+    def of(cls, dicts) -> "Versions | None":
+        """Tags for `dicts` (dicts, or a class's mappingproxy), or None where they cannot be read."""
+        if not _tags_readable():
+            return None
+        import ctypes
+
+        cells = []
+        for d in dicts:
+            if type(d) is MappingProxyType:  # a class's namespace: the dict behind the proxy
+                d = ctypes.cast(id(d) + 16, ctypes.POINTER(ctypes.py_object)).contents.value
+            # (a dict subclass keeps a dict's layout first: ctypes' StgDict for a Structure class)
+            if not isinstance(d, dict) or ctypes.c_ssize_t.from_address(id(d) + 16).value != len(d):
+                return None
+            cells.append(ctypes.c_uint64.from_address(id(d) + cls._TAG_OFFSET))
+        return cls(cells)
+
+
+def _tags_readable() -> bool:
+    """Does this interpreter keep dict version tags where `Versions` reads them, bumping one at
+    every kind of change? (CPython 3.11-3.13 with the GIL; tested on a dict of its own.)"""
+    known = _cache.get("tags")
+    if known is None:
+        known = _cache["tags"] = _test_tags()
+    return known
+
+
+_cache: dict[str, bool] = {}  # whether tags can be read here, once found (FILLED_AS_IT_RUNS)
+
+
+def _test_tags() -> bool:
+    if sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 13):
+        return False
+    import sysconfig
+
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        return False
+    try:
+        import ctypes
+
+        probe: dict = {}
+        if ctypes.c_ssize_t.from_address(id(probe) + 16).value != 0:
+            return False
+        tag = ctypes.c_uint64.from_address(id(probe) + Versions._TAG_OFFSET)
+        seen = [tag.value]
+        for change in (lambda: probe.__setitem__("k", 1), lambda: probe.__setitem__("k", 2),
+                       lambda: probe.update(j=3), lambda: probe.pop("j"), lambda: probe.setdefault("m", 4),
+                       probe.popitem, lambda: probe.__delitem__("k"), lambda: probe.update(x=1), probe.clear):
+            change()
+            if tag.value in seen:
+                return False
+            seen.append(tag.value)
+        return ctypes.c_ssize_t.from_address(id(probe) + 16).value == 0 and tag.value == seen[-1]
+    except Exception:  # noqa: BLE001  anything unexpected: compare in full
+        return False
+
+
 class Layout:
     """What `Guard.check()` compares, laid out so that the common case (nothing moved) is a few
     passes at C speed: every watched binding of every namespace in one flat tuple (each
@@ -124,11 +210,37 @@ class Layout:
                             tuple(v for h in held if h[1] is None for v in h[2]))
         modules = snapshot["sys.modules"]
         self._modules = (operator.itemgetter(*modules) if len(modules) > 1 else None, tuple(modules.values()), modules)
+        # Each comparison's dicts, with the tags they had when it last found nothing moved.
+        self._space_tags = Versions.of(map(vars, self._owners))
+        self._held_tags = Versions.of(self._dicts)
+        self._module_tags = Versions.of([sys.modules])
+        self._modules_dict = sys.modules
+        self._verified: dict[str, tuple | None] = {"spaces": None, "held": None, "modules": None}
+
+    def _unchanged(self, what: str, tags) -> tuple | bool:
+        """True if `tags` still read what they read at the last verification of `what`; else
+        the tags now (to keep if this comparison finds nothing moved), or () without tags."""
+        if tags is None:
+            return ()
+        now = tags.now()
+        return True if now == self._verified[what] else now
+
+    def _verify(self, what: str, tags, compare) -> bool:
+        seen = self._unchanged(what, tags)
+        if seen is True:
+            return True
+        same = compare()
+        if same and seen:
+            self._verified[what] = seen
+        return same
 
     def _bindings_now(self) -> tuple:
         return tuple(chain.from_iterable(map(operator.call, self._getters, map(vars, self._owners))))
 
     def bindings_same(self) -> bool:
+        return self._verify("spaces", self._space_tags, self._bindings_compared)
+
+    def _bindings_compared(self) -> bool:
         try:
             return all_same(self._bindings_now(), self._raw)
         except (KeyError, TypeError):  # a watched name removed
@@ -137,16 +249,26 @@ class Layout:
     def accept_bindings(self) -> None:
         """The bindings as they are now become what the fast path expects (torch's own
         re-wrapping, which the slow path accepts by what it wraps)."""
+        seen = self._unchanged("spaces", self._space_tags)
         try:
             self._raw = self._bindings_now()
         except (KeyError, TypeError):
-            pass
+            return
+        if seen and seen is not True:
+            self._verified["spaces"] = seen
 
     def contents_same(self) -> bool:
+        return self._verify("held", self._held_tags, self._dicts_compared) and self._seqs_compared()
+
+    def _dicts_compared(self) -> bool:
+        lengths, keys, values = self._held_items[:3]
         now = (tuple(map(len, self._dicts)), tuple(chain.from_iterable(self._dicts)),
-               tuple(chain.from_iterable(map(dict.values, self._dicts))), tuple(map(len, self._seqs)),
-               tuple(chain.from_iterable(self._seqs)))
-        return all(map(all_same, now, self._held_items))
+               tuple(chain.from_iterable(map(dict.values, self._dicts))))
+        return all(map(all_same, now, (lengths, keys, values)))
+
+    def _seqs_compared(self) -> bool:
+        lengths, items = self._held_items[3:]
+        return all_same(tuple(map(len, self._seqs)), lengths) and all_same(tuple(chain.from_iterable(self._seqs)), items)
 
     def functions_changed(self) -> list[str]:
         """The grader functions whose code or defaults are no longer what they were, named."""
@@ -159,6 +281,11 @@ class Layout:
 
     def modules_same(self) -> bool:
         """Is every module there was still there? (Modules imported since are not watched.)"""
+        if sys.modules is not self._modules_dict:  # rebound: compared in full, never by its tags
+            return self._modules_compared()
+        return self._verify("modules", self._module_tags, self._modules_compared)
+
+    def _modules_compared(self) -> bool:
         getter, before, named = self._modules
         if getter is None:
             return all(sys.modules.get(k) is v for k, v in named.items())
@@ -170,5 +297,5 @@ class Layout:
 
 FUNC_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
 
-__all__ = ["CONTAINERS", "FILLED_AS_IT_RUNS", "FUNC_PARTS", "Func", "Held", "Layout", "Some", "all_same", "attrs",
-           "fingerprint", "still"]
+__all__ = ["CONTAINERS", "FILLED_AS_IT_RUNS", "FUNC_PARTS", "Func", "Held", "Layout", "Some", "Versions", "all_same",
+           "attrs", "fingerprint", "still"]

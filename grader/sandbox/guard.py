@@ -369,8 +369,9 @@ class Guard:
         `thorough` (after the import) also compares every grader function's code and defaults,
         which the audit hook refuses to let anyone assign.
 
-        When nothing moved (the common case) this is a few passes at C speed, well under a
-        millisecond (`grader.sandbox.bindings.Layout`); only then does it look namespace by
+        When nothing moved (the common case) this reads the watched dicts' version tags, about
+        20 µs, touching none of their values (`grader.sandbox.bindings.Versions`); after a
+        change, a few passes at C speed (`Layout`); only then does it look namespace by
         namespace, to name what moved."""
         if not self.sealed:
             return []

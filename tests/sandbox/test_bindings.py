@@ -90,3 +90,66 @@ def test_a_module_that_was_there_must_still_be_there():
         assert not layout.modules_same()
     finally:
         sys.modules.pop("grader_test_fake_module", None)
+
+
+def test_after_a_verified_check_the_tags_still_see_every_kind_of_change():
+    """Once a comparison found nothing moved, the next checks read the dicts' version tags
+    instead (no value touched); every change must still be seen, each time, in a module's
+    namespace, a class's, a container of the grader's and sys.modules."""
+    from grader.sandbox.bindings import _tags_readable
+
+    class Holder:
+        method = staticmethod(len)
+
+    fake = types.ModuleType("grader_test_tagged_module")
+    sys.modules[fake.__name__] = fake
+    try:
+        space = _namespace()
+        snapshot = {"demo": {k: fingerprint(v) for k, v in vars(space).items()},
+                    "class": {k: fingerprint(v) for k, v in vars(Holder).items() if k == "method"},
+                    "sys.modules": dict(sys.modules)}
+        layout = Layout(snapshot, {"demo": space, "class": Holder})
+        if sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11):
+            assert _tags_readable() and layout._space_tags is not None  # the fast path is what is tested
+        for _ in range(2):  # the first pass verifies in full and keeps the tags; the second reads them
+            assert layout.bindings_same() and layout.contents_same() and layout.modules_same()
+        original = vars(Holder)["method"]
+        changes = [
+            (lambda: setattr(space, "limit", 6), lambda: setattr(space, "limit", 5), layout.bindings_same),
+            (lambda: setattr(Holder, "method", staticmethod(abs)), lambda: setattr(Holder, "method", original),
+             layout.bindings_same),
+            (lambda: space.table.__setitem__("a", 9), lambda: space.table.__setitem__("a", 1), layout.contents_same),
+            (lambda: space.names.append("z"), space.names.pop, layout.contents_same),
+            (lambda: sys.modules.__setitem__(fake.__name__, types.ModuleType("x")),
+             lambda: sys.modules.__setitem__(fake.__name__, fake), layout.modules_same),
+        ]
+        for change, undo, same in changes:
+            change()
+            assert not same() and not same(), change  # seen, and seen again (never "verified")
+            undo()
+            assert same()
+        saved = sys.modules
+        try:
+            sys.modules = dict(saved)  # rebound to a copy: never taken on the original's tags
+            assert layout.modules_same()
+            del sys.modules[fake.__name__]
+            assert not layout.modules_same()
+        finally:
+            sys.modules = saved
+    finally:
+        sys.modules.pop(fake.__name__, None)
+
+
+def test_version_tags_change_with_every_change_to_a_dict():
+    from grader.sandbox.bindings import Versions
+
+    table = {"a": 1}
+    tags = Versions.of([table])
+    if tags is None:  # another interpreter: the checks compare in full, nothing to test here
+        return
+    seen = [tags.now()]
+    for change in (lambda: table.update(b=2), lambda: table.__setitem__("a", 3), lambda: table.pop("b"), table.clear):
+        change()
+        assert tags.now() not in seen
+        seen.append(tags.now())
+    assert tags.now() == seen[-1]  # reading changes nothing
