@@ -7,8 +7,9 @@ How it runs:
 
 - OUTDIR is locked for the run (`gradebook.hold_out`: a second batch on it is refused, and
   so is another cohort); an OUTDIR that cannot be written is refused before any grading.
-- One zygote is started first (it imports torch; the reference and the checks are never
-  loaded in it). This process then imports torch and pytest and forks `-j` judges
+- This process imports torch, then forks one zygote before it reads anything of the students'
+  or the course's answers (the reference and the checks are never loaded in it). It then
+  loads pytest and the checks and forks `-j` judges
   (`grader.cohort.judges`), each under a uid leased for this run alone
   (`grader.sandbox.uids`). Each exercise of each student runs in its own worker; an
   exercise the student did not hand in is recorded as missing without running anything.
@@ -94,13 +95,25 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
     sys.dont_write_bytecode = True  # the judges write nothing outside OUTDIR, not even __pycache__
     ids = ids or [e.id for e in course.exercises]
     with hold_out(out, cohort=root):
-        students = find_students(root, course, out / "staged", skip=(out,))
-        index, count = shard
-        students = [s for n, s in enumerate(students) if n % count == index - 1]
-        course_fp = course_fingerprint(course, ids, lang)
-        pending = [n for n, s in enumerate(students) if load_done(out, s, course_fp, ids) is None]
-        if pending:
-            _grade_pending(course, root, out, students, pending, ids, lang, formats or [], jobs, course_fp, progress)
+        # The zygote first, before this process reads the students' files or the course's
+        # solutions and checks (even to digest them): the workers are forked from its memory.
+        # torch before it, once: the zygote inherits it instead of importing it again.
+        import torch  # noqa: F401
+
+        from grader.run.startup import start_zygote
+
+        zygote = start_zygote(course, hide=[str(root), str(out), str(course.solutions_dir), str(course.checks_dir)])
+        try:
+            students = find_students(root, course, out / "staged", skip=(out,))
+            index, count = shard
+            students = [s for n, s in enumerate(students) if n % count == index - 1]
+            course_fp = course_fingerprint(course, ids, lang)
+            pending = [n for n, s in enumerate(students) if load_done(out, s, course_fp, ids) is None]
+            if pending:
+                _grade_pending(zygote, course, out, students, pending, ids, lang, formats or [], jobs, course_fp,
+                               progress)
+        finally:
+            zygote.close()
         book = assemble(out, course, ids, students, course_fp, lang)
         # OUT/report.html for the instructor; a shard's covers its own students (grade report
         # after grade merge covers all)
@@ -108,12 +121,10 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         return book
 
 
-def _grade_pending(course, root, out, students, pending, ids, lang, formats, jobs, course_fp, progress):
-    from grader.run.startup import load_judge, resolve_corpus, start_zygote
+def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, jobs, course_fp, progress):
+    from grader.run.startup import load_judge, resolve_corpus
     from grader.sandbox import uids
 
-    hide = [str(root), str(out), str(course.solutions_dir), str(course.checks_dir)]
-    zygote = start_zygote(course, hide=hide)  # before torch, the references, the checks
     jobs = max(1, min(jobs, len(pending)))
     slot_uids: list[int] = []
     try:
@@ -130,7 +141,7 @@ def _grade_pending(course, root, out, students, pending, ids, lang, formats, job
 
         drive(make_judge, students, pending, jobs, progress)
     finally:
-        zygote.close()
+        zygote.close()  # its workers first (closed again, harmlessly, by the caller)
         for uid in slot_uids:
             uids.sweep_uid(uid)
             uids.release(uid)

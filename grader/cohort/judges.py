@@ -91,7 +91,7 @@ class Judge:
                 item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
         finally:
             session.close()
-            uids.sweep_uid(self.uid)
+            uids.sweep_uid(self.uid, wait=False)  # the batch's last sweep waits for them
         if hasattr(session, "exercise_results"):  # the integrity verdicts applied (grader.judge.integrity)
             results = session.exercise_results(plugin.results)
         else:

@@ -26,6 +26,7 @@ class GradingPlugin:
         self.collection_errors: list[str] = []
         self._views: dict[str, StudentView] = {}
         self._started: dict[str, float] = {}
+        self._item = None  # the check being set up and run (see the fixtures)
 
     def pytest_configure(self, config):
         for line in MARKERS:
@@ -44,9 +45,12 @@ class GradingPlugin:
         config.hook.pytest_deselected(items=[i for i in items if i not in chosen])
         items[:] = chosen
 
+    # The fixtures take their check from `pytest_runtest_setup` (self._item), not from pytest's
+    # `request`: asking for that builds it a fixture definition of its own, every check,
+    # every student (about 20 ms a chapter-5 submission).
     @pytest.fixture
-    def student(self, request):
-        item = request.node
+    def student(self):
+        item = self._item
         exercise_id = exercise_of(item)
         timeout = timeout_of(item, self.session.timeout_of(exercise_id))
         view = StudentView(self.session.student(exercise_id), timeout, goes_on=True)
@@ -69,26 +73,28 @@ class GradingPlugin:
         return result
 
     @pytest.fixture
-    def reference(self, request):
-        return self.session.reference(exercise_of(request.node))
+    def reference(self):
+        return self.session.reference(exercise_of(self._item))
 
     @pytest.fixture
     def corpus_path(self):
         return self.session.corpus_path()
 
     @pytest.fixture
-    def draws(self, request):
+    def draws(self):
         """Seeds for a hidden check's random inputs (grader.judge.draws): as written without a
         course secret, drawn per submission with one."""
         from grader.judge.draws import draws_for
 
-        return draws_for(self.session, exercise_of(request.node), request.node.name)
+        return draws_for(self.session, exercise_of(self._item), self._item.name)
 
     @pytest.fixture
     def lang(self):
         return self.session.lang
 
+    @pytest.hookimpl(tryfirst=True)  # before the runner's own, which sets the fixtures up
     def pytest_runtest_setup(self, item):
+        self._item = item
         self._started[item.nodeid] = time.monotonic()
         self.session.progress("start", item)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import struct
+import time
 
 CHUNK = 1 << 20  # bytes asked for at a time: a forged length never makes us allocate it at once
 
@@ -46,21 +47,25 @@ def recv_frame(stream) -> bytes:
 def recv_frame_until(sock, deadline: float, cap: int) -> bytes:
     """recv_frame from a socket, its timeout moved along to `deadline` (time.monotonic());
     TimeoutError once it has passed, OSError for a frame longer than `cap` bytes."""
-    import time
-
-    class _Deadline:
-        def recv(self, n):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError
-            sock.settimeout(remaining)
-            return sock.recv(n)
-
-    reader = _Deadline()
+    reader = _Deadline(sock, deadline)
     (n,) = struct.unpack("!Q", recv_exact(reader, 8))
     if n > cap:
         raise OSError(f"answer of {n} bytes is over the {cap} byte cap")
     return recv_exact(reader, n)
+
+
+class _Deadline:
+    """A socket's `recv` whose timeout is what is left until `deadline` (time.monotonic())."""
+
+    def __init__(self, sock, deadline: float):
+        self.sock, self.deadline = sock, deadline
+
+    def recv(self, n: int) -> bytes:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        self.sock.settimeout(remaining)
+        return self.sock.recv(n)
 
 
 def _send_all(stream, data: bytes) -> None:

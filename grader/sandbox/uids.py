@@ -161,10 +161,13 @@ def processes_of(uids, strict: bool = False) -> dict[int, list[int]]:
     return found
 
 
-def sweep_uid(uid: int) -> None:
+def sweep_uid(uid: int, wait: bool = True) -> None:
     """Kill every process running as `uid` (from a short-lived child: kill(-1) as that user).
 
     Only as root and only for a uid this run leased: another run's workers are never touched.
+    `wait=False` (between two students of one judge) does not wait for the killed processes to
+    finish tearing down: with SIGKILL pending none runs another line, and the run's last sweep
+    waits for them all.
     """
     if not isinstance(uid, int) or uid < 1000 or uid >= 65534 or os.geteuid() != 0 or not owns(uid):
         return  # never as root, never a system user, never "nobody", never another run's uid
@@ -177,7 +180,7 @@ def sweep_uid(uid: int) -> None:
         fresh = None if left is None else [pid for pid in left if pid not in killed]
         if fresh is not None and not fresh:
             return
-        if fresh is None or not _kill_each(uid, fresh):
+        if fresh is None or not _kill_each(uid, fresh, wait=1.0 if wait else 0.0):
             break
         killed.update(fresh)
     _kill_as(uid)  # still new ones (a fork bomb), or /proc cannot be read: kill(-1) as that user
@@ -229,7 +232,7 @@ def _kill_each(uid: int, pids: list[int], wait: float = 1.0) -> bool:
         os.close(fd)
     end = time.monotonic() + wait
     try:
-        while dying and time.monotonic() < end:  # a pidfd turns readable when its process has exited
+        while dying and wait and time.monotonic() < end:  # a pidfd turns readable when its process has exited
             done, _, _ = select.select(dying, [], [], max(0.0, end - time.monotonic()))
             dying = [fd for fd in dying if fd not in done]
             for fd in done:
