@@ -230,3 +230,29 @@ def test_the_stub_is_boilerplate(tmp_path):
                                                     encoding="utf-8")
     pairs = similar_pairs(course, ["ex01"], {**folders, **{n: tmp_path / n for n in "efg"}})
     assert [(p.a, p.b) for p in pairs] == [("d", "e")] and pairs[0].similarity == 1.0
+
+
+def test_similarity_does_without_pyplot_and_leaves_the_real_one(tmp_path):
+    """copydetect imports pyplot for a report of its own (about 0.7 s of every batch); the
+    similarity never loads it, finds the same pairs, and a later real import still works."""
+    import sys
+
+    script = f"""
+import sys
+from pathlib import Path
+from grader.cohort.similarity import similar_pairs
+from grader.model.course import load_course
+course = load_course(Path({str(KIT / "course.toml")!r}))
+root = Path({str(tmp_path)!r})
+for name in "ab":
+    (root / name).mkdir()
+    (root / name / "ex01_windows.py").write_text({COPIED_EX01!r}, encoding="utf-8")
+pairs = similar_pairs(course, ["ex01"], {{n: root / n for n in "ab"}})
+assert [(p.a, p.b, p.similarity) for p in pairs] == [("a", "b", 1.0)], pairs
+assert "matplotlib.pyplot" not in sys.modules and "matplotlib" not in sys.modules
+import matplotlib.pyplot as plt
+assert callable(plt.plot) and sys.modules["matplotlib.pyplot"] is plt
+print("ok")
+"""
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=KIT)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
