@@ -152,9 +152,7 @@ _cache: dict[str, bool] = {}  # whether tags can be read here, once found (FILLE
 def _test_tags() -> bool:
     if sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 13):
         return False
-    import sysconfig
-
-    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+    if not getattr(sys, "_is_gil_enabled", lambda: True)():  # a free-threaded build: another layout
         return False
     try:
         import ctypes

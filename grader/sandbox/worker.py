@@ -8,6 +8,7 @@ type, its message, and the student's own frames of the traceback.
 
 from __future__ import annotations
 
+import faulthandler  # here, not in the worker: a module new in sys.modules would move its version tag
 import functools
 import importlib
 import importlib.util
@@ -131,8 +132,6 @@ def _stack_on_request(dump_fd: int | None) -> None:
     a fatal signal (a segfault in the student's code): the judge reads where the code was."""
     if dump_fd is None:
         return
-    import faulthandler
-
     faulthandler.enable(file=dump_fd, all_threads=True)
     faulthandler.register(signal.SIGUSR1, file=dump_fd, all_threads=True, chain=False)
 
