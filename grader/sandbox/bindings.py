@@ -150,8 +150,8 @@ _cache: dict[str, bool] = {}  # whether tags can be read here, once found (FILLE
 
 
 def _test_tags() -> bool:
-    if sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 13):
-        return False
+    if sys.implementation.name != "cpython" or not (3, 11) <= sys.version_info[:2] <= (3, 13) or sys.maxsize < 2**63 - 1:
+        return False  # only 64-bit CPython 3.11-3.13 keeps the tag 24 bytes into a dict
     if not getattr(sys, "_is_gil_enabled", lambda: True)():  # a free-threaded build: another layout
         return False
     try:
