@@ -140,8 +140,7 @@ def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, j
             return Judge(course, ids, shared, slot, uid, out, lang, formats, corpus, course_fp, students)
 
         drive(make_judge, students, pending, jobs, progress)
-    finally:
-        zygote.close()  # its workers first (closed again, harmlessly, by the caller)
+    finally:  # the zygote is the caller's to close
         for uid in slot_uids:
             uids.sweep_uid(uid)
             uids.release(uid)
