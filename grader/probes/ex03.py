@@ -7,6 +7,8 @@ counts the same modules and the judge's global RNG is left as it was.
 import torch
 import torch.nn as nn
 
+from grader.probes.seeding import seed_global
+
 
 def weight_bytes_dtype(mod, n_params, dtype_name):
     """weight_bytes(n_params, torch.<dtype_name>): a dtype does not travel as plain data."""
@@ -70,6 +72,6 @@ def _modules(kind):
 def count_params_of(mod, kind, seed=0):
     """count_params on each module of a named set: {name: count}."""
     with torch.random.fork_rng():
-        torch.manual_seed(seed)
+        seed_global(seed)
         modules = _modules(kind)
     return {name: mod.count_params(m) for name, m in modules.items()}

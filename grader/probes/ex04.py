@@ -15,6 +15,7 @@ import torch
 import torch.nn as nn
 
 from grader.fixtures.ex04 import MixModel
+from grader.probes.seeding import seed_global
 
 
 def Recorder(model, lengths: list):  # noqa: N802 - builds a model
@@ -38,7 +39,7 @@ def _tinygpt(vocab_size, block_size, seed):
     from grader.tinygpt import TinyGPT
 
     with torch.random.fork_rng():
-        torch.manual_seed(seed)
+        seed_global(seed)
         model = TinyGPT(vocab_size=vocab_size, block_size=block_size, n_embd=8, n_head=2, n_layer=2)
     model.eval()
     return model
@@ -93,7 +94,7 @@ def generate(mod, kind="mix", vocab_size=11, B=2, T=3, max_new_tokens=6, block_s
             out = mod.generate(model, idx.clone(), max_new_tokens, **kwargs)
         else:
             with torch.random.fork_rng():
-                torch.manual_seed(gseed)
+                seed_global(gseed)
                 out = mod.generate(model, idx.clone(), max_new_tokens, **kwargs)
     return {"idx": out, "calls": len(lengths), "lengths": list(lengths)}
 

@@ -8,6 +8,7 @@ as it was), so every subject sees the same weights. Shapes come back as tuples o
 import torch
 
 from grader.probes.common import read_constant
+from grader.probes.seeding import seed_global
 from grader.tinygpt import TinyGPT
 
 
@@ -25,7 +26,7 @@ def _shapes(result):
 
 def tinygpt(vocab_size=32, block_size=8, n_embd=8, n_head=2, n_layer=2, seed=0):
     with torch.random.fork_rng():
-        torch.manual_seed(seed)
+        seed_global(seed)
         model = TinyGPT(vocab_size=vocab_size, block_size=block_size, n_embd=n_embd, n_head=n_head, n_layer=n_layer)
     model.eval()
     return model
@@ -82,7 +83,7 @@ def shape_answers(mod):
 def course_snippet(mod):
     """Section 5.6's runnable check, with the student's lm_loss in place of the cross-entropy line."""
     with torch.random.fork_rng():
-        torch.manual_seed(42)
+        seed_global(42)
         token_ids = torch.tensor([[1, 4, 2, 8], [3, 2, 9, 1]])
         embedding = torch.nn.Embedding(32, 8)
         lm_head = torch.nn.Linear(8, 32, bias=False)

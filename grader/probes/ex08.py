@@ -2,6 +2,8 @@
 
 import torch
 
+from grader.probes.seeding import seed_global
+
 
 def batch(mod, data, block_size, batch_size, seed):
     """get_batch with a fresh generator seeded `seed`: (x, y) as returned."""
@@ -12,7 +14,7 @@ def batch(mod, data, block_size, batch_size, seed):
 
 def batch_global(mod, data, block_size, batch_size, seed):
     """get_batch without a generator, after torch.manual_seed(seed): uses the global one."""
-    torch.manual_seed(seed)
+    seed_global(seed)
     x, y = mod.get_batch(data, block_size, batch_size)
     return (x, y)
 

@@ -8,9 +8,11 @@ whatever their __init__ drew.
 import torch
 import torch.nn as nn
 
+from grader.probes.seeding import seed_global
+
 
 def _model(mod, vocab_size, wseed):
-    torch.manual_seed(0)
+    seed_global(0)
     model = mod.BigramLanguageModel(vocab_size)
     g = torch.Generator().manual_seed(wseed)
     weight = torch.randn(vocab_size, vocab_size, generator=g)  # (V, V)
@@ -21,7 +23,7 @@ def _model(mod, vocab_size, wseed):
 
 def structure(mod, vocab_size):
     """Parameter count, the table's shape, and that the model is an nn.Module."""
-    torch.manual_seed(0)
+    seed_global(0)
     model = mod.BigramLanguageModel(vocab_size)
     return {
         "is_nn_module": isinstance(model, nn.Module),
@@ -67,7 +69,7 @@ def generate(mod, vocab_size, idx, max_new_tokens, wseed=0, gseed=0):
 def generate_global(mod, vocab_size, idx, max_new_tokens, wseed=0, gseed=0):
     """generate without a generator, after torch.manual_seed(gseed)."""
     model = _model(mod, vocab_size, wseed)
-    torch.manual_seed(gseed)
+    seed_global(gseed)
     out = model.generate(torch.as_tensor(idx, dtype=torch.long), max_new_tokens)
     return out
 
@@ -75,7 +77,7 @@ def generate_global(mod, vocab_size, idx, max_new_tokens, wseed=0, gseed=0):
 def generate_peaked(mod, vocab_size, idx, max_new_tokens, gseed=0):
     """A table whose row i puts almost all mass on (i + 1) % V: the path shows which
     position the next token is read from, without depending on floating-point details."""
-    torch.manual_seed(0)
+    seed_global(0)
     model = mod.BigramLanguageModel(vocab_size)
     weight = torch.full((vocab_size, vocab_size), -30.0)
     for i in range(vocab_size):

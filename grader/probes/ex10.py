@@ -8,6 +8,7 @@ import torch.nn as nn
 
 from grader.pieces import piece
 from grader.probes._data import read_corpus
+from grader.probes.seeding import seed_global
 
 
 def init_run(mod, vocab_size, std=None, seed=0):
@@ -18,7 +19,7 @@ def init_run(mod, vocab_size, std=None, seed=0):
     statistics (in place, N(0, std²) within 5 sigma) are the judge's to derive
     (grader/checks/test_ex10_init_loss.py, `init_facts`).
     """
-    torch.manual_seed(seed)
+    seed_global(seed)
     emb = nn.Embedding(vocab_size, vocab_size)
     param = emb.weight
     before = param.detach().clone()  # (V, V)
@@ -41,7 +42,7 @@ def fresh_loss_near_ln_v(mod, path, seed=1337, batches=10, batch_size=32, block_
     stoi = {ch: i for i, ch in enumerate(sorted(set(text)))}
     data = torch.tensor([stoi[ch] for ch in text], dtype=torch.long)  # (N,)
     V = len(stoi)
-    torch.manual_seed(seed)
+    seed_global(seed)
     model = piece("BigramLanguageModel")(V)
 
     def mean_loss():

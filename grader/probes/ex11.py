@@ -18,6 +18,7 @@ import torch
 from grader.pieces import piece
 from grader.probes._data import lesson_splits
 from grader.probes.common import attribute, swapped
+from grader.probes.seeding import seed_global
 
 K = 16  # ids per split
 
@@ -53,11 +54,11 @@ def _run(mod, seed=0, names=("train", "val"), lengths=(300, 120), block_size=8, 
     estimate = attribute(mod, "estimate_loss")
     log: list = []
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        seed_global(seed)
         model = _recorder_class(log)(K * len(names))
         splits = {name: torch.randint(K * i, K * (i + 1), (n,)) for i, (name, n) in enumerate(zip(names, lengths))}
         model.train(mode == "train")
-        torch.manual_seed(seed + 1000)  # the global generator, for calls without one
+        seed_global(seed + 1000)  # the global generator, for calls without one
         kwargs = {"generator": torch.Generator().manual_seed(seed + 1)} if use_generator else {}
         with swapped(mod, "estimate_loss", get_batch=piece("get_batch")):
             result = estimate(model, splits, block_size, batch_size, eval_iters, **kwargs)
@@ -92,7 +93,7 @@ def lesson_step0(mod, corpus_path):
     torch.set_num_threads(1)
     try:
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(1337)
+            seed_global(1337)
             model = piece("BigramLanguageModel")(vocab_size)
             with swapped(mod, "estimate_loss", get_batch=piece("get_batch")):
                 result = estimate(model, splits, 8, 32, 200)

@@ -114,9 +114,9 @@ def _warm() -> None:
 # Of torch's own namespace, what the observers call (a submission may rebind the rest, as the
 # old rng attack rebinds torch.randint: its own answers change, the judge compares them).
 _TORCH_NAMES = ("softmax", "log_softmax", "logsumexp", "is_grad_enabled", "set_grad_enabled", "no_grad",
-                "enable_grad", "inference_mode", "is_inference_mode_enabled", "manual_seed", "Generator", "equal",
-                "Tensor", "as_tensor", "tensor", "get_num_threads", "set_num_threads", "random", "nn", "special",
-                "_C", "autograd")
+                "enable_grad", "inference_mode", "is_inference_mode_enabled", "manual_seed", "default_generator",
+                "Generator", "equal", "Tensor", "as_tensor", "tensor", "get_num_threads", "set_num_threads", "random",
+                "nn", "special", "_C", "autograd")
 
 
 class Guard:

@@ -3,7 +3,7 @@
 Where `os.fork` is missing (Windows) or unsafe once torch and Apple's frameworks are loaded
 (macOS), a worker cannot be forked from a zygote. `SpawnZygote` starts each worker as a
 new interpreter instead (`grader.sandbox.spawn`), talking over the worker's stdin and
-stdout with the same frames, the same pickled requests (judge to worker: trusted) and the
+stdout with the same frames, the same requests (judge to worker: trusted, `requestcodec`) and the
 same plain-data answers (worker to judge: `plaincodec`, no pickle) as a forked one, so the
 judge's `Worker` is the same object in both modes.
 

@@ -9,7 +9,7 @@ its own stdin and stdout:
        <- frame: plaincodec {"ready": pid}
        -> frame: JSON setup                (submission, module, limits, pieces, fence)
                                            fenced (below), then grader.sandbox.worker.serve:
-       -> frame: pickled request           (the judge's, trusted)
+       -> frame: request (requestcodec)   (the judge's, trusted)
        <- frame: plaincodec answer         (plain data only, as from a forked worker)
 
 The fence it enters is what the OS offers without fork:

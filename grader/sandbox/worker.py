@@ -14,7 +14,6 @@ import importlib
 import importlib.util
 import inspect
 import os
-import pickle
 import re
 import signal
 import socket
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 
 import grader.sandbox.plaincodec as plaincodec
+import grader.sandbox.requestcodec as requestcodec
 import grader.sandbox.wire as wire
 from grader.model.paths import PACKAGE_DIR
 from grader.probes.errors import MissingSubmissionFile
@@ -155,7 +155,7 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
     """
     # The answers' key: a local of this loop and nothing else (see grader.sandbox.framing).
     key = bytes.fromhex(setup.pop("answer_key", "") or "")
-    digest, pack, send, encode = hmac_sha256(), mac_input, send_frame, plaincodec.encode
+    digest, pack, send, encode, unpack = hmac_sha256(), mac_input, send_frame, plaincodec.encode, requestcodec.unpack
     signed = [0]  # answers sent so far: each signature covers its number
     if enter is None:  # forked from the zygote; a spawned worker brings its own (grader.sandbox.spawn)
         import grader.sandbox.fence as fence
@@ -212,7 +212,7 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
     progress = _progress_sender(sock)
     while True:
         try:
-            request = pickle.loads(recv_frame(sock))  # from the judge: trusted
+            request = unpack(recv_frame(sock))  # from the judge: trusted (grader.sandbox.requestcodec)
         except EOFError:
             return
         if "import" in request:

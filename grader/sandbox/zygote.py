@@ -4,8 +4,9 @@ The zygote is forked from the `grade` process at start-up, before the judge load
 reference solutions or the checks, and imports torch once. Each worker is forked from the
 zygote, so it starts in milliseconds with torch already loaded, and holds nothing of the
 reference or the hidden checks. The judge talks to a worker over a socket pair: requests
-are pickled by the judge (trusted), answers are plain data read with `plaincodec.decode`
-(no pickle on the judge side: nothing the student sends can name a class or run code).
+are the judge's (trusted: `requestcodec`, plain data where that is exact, else pickle),
+answers are plain data read with `plaincodec.decode` (no pickle on the judge side: nothing
+the student sends can name a class or run code).
 
 A worker runs in its own process group; the judge kills the whole group when a call runs
 past its time limit, when the worker misbehaves, and at the end.
@@ -16,15 +17,15 @@ from __future__ import annotations
 import gc
 import json
 import os
-import pickle
 import secrets
 import signal
 import socket
 import struct
 import time
 
-import grader.sandbox.plaincodec as plaincodec
 import grader.sandbox.exits as exits
+import grader.sandbox.plaincodec as plaincodec
+import grader.sandbox.requestcodec as requestcodec
 from grader.sandbox.framing import ForgedFrame, hmac_sha256, open_frame, recv_frame_until, send_frame
 from grader.sandbox.limits import DEFAULT_LIMITS, MAX_ANSWER_BYTES
 
@@ -333,7 +334,7 @@ class Worker:
                 self._proc = proc
                 return deadline
             try:
-                send_frame(proc.sock, pickle.dumps({"import": self.module}))
+                send_frame(proc.sock, requestcodec.pack({"import": self.module}))
             except OSError:
                 proc.kill()
                 raise WorkerDied("worker exited") from None
@@ -379,7 +380,7 @@ class Worker:
                 return self._forged_answer()
             raise
         try:
-            send_frame(self._sock, pickle.dumps({**request, "module": self.module}))
+            send_frame(self._sock, requestcodec.pack({**request, "module": self.module}))
         except OSError as err:
             self.kill()
             raise WorkerDied(f"worker exited ({type(err).__name__})") from None
