@@ -64,8 +64,10 @@ def load_judge() -> None:
 
 
 def freeze_loaded() -> None:
-    """What is loaded now lives until exit: spare pytest's full collections the scan of it."""
-    gc.collect()
+    """What is loaded now lives until exit: spare pytest's full collections the scan of it.
+
+    Without a `gc.collect()` first: after torch's, pytest's and the checks' imports it finds
+    no garbage (measured: 0 objects), in about 0.15 s of every `grade` run."""
     gc.freeze()
 
 

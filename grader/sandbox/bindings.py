@@ -277,6 +277,11 @@ class Layout:
                 for n, fn in enumerate(self._funcs)
                 if any(part[n] is not kept[n] for part, kept in zip(parts, self._func_parts))]
 
+    def modules_untouched(self) -> bool:
+        """Has `sys.modules` (the same dict) not changed at all since it was last verified? Read
+        from its version tag alone; False wherever tags cannot vouch for it."""
+        return sys.modules is self._modules_dict and self._unchanged("modules", self._module_tags) is True
+
     def modules_same(self) -> bool:
         """Is every module there was still there? (Modules imported since are not watched.)"""
         if sys.modules is not self._modules_dict:  # rebound: compared in full, never by its tags

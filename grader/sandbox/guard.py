@@ -152,8 +152,11 @@ class Guard:
         fence's state), so that none of that counts as the submission's doing. Call it last
         before the submission's first line."""
         watched = self._watched
-        new = [n for n, m in list(sys.modules.items()) if (n == "grader" or n.startswith("grader.")) and m is not None
-               and n not in watched]
+        if self._layout is not None and self._layout.modules_untouched():
+            new = []  # nothing imported since the zygote's check (and no module entry read, or copied)
+        else:
+            new = [n for n, m in list(sys.modules.items())
+                   if (n == "grader" or n.startswith("grader.")) and m is not None and n not in watched]
         if not new and not self.check():
             return
         self._reported.clear()

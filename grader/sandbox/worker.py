@@ -136,11 +136,14 @@ def _stack_on_request(dump_fd: int | None) -> None:
     faulthandler.register(signal.SIGUSR1, file=dump_fd, all_threads=True, chain=False)
 
 
-def forget_exercise_modules() -> None:
+def forget_exercise_modules() -> list[str]:
     """Exercise modules inherited from the process the zygote was forked from (a test session,
-    a notebook) are never the submission's: the submission's own import must find none."""
-    for name in [n for n in sys.modules if re.fullmatch(r"ex\d\d_\w+", n)]:
+    a notebook) are never the submission's: the submission's own import must find none.
+    Returns the names taken out."""
+    names = [n for n in sys.modules if re.fullmatch(r"ex\d\d_\w+", n)]
+    for name in names:
         del sys.modules[name]
+    return names
 
 
 def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=None, guard=None) -> None:

@@ -80,13 +80,16 @@ def _zygote_main(sock: socket.socket) -> None:
     # own cost about 30 ms, most of it copying the zygote's pages as it touched them) and only
     # checks, after its fence, that nothing changed (`Guard.resync`). Nothing of the grader's
     # hidden modules is imported here after this: `enter` and `serve` are bound above.
-    forget_exercise_modules()
+    forgotten = forget_exercise_modules()
     guard = Guard()
     guard.seal()
     guard.check(thorough=True)  # lays out the fast table once, for every worker
     # What is loaded now lives as long as every worker: a worker's garbage collections never
     # walk it, so they neither cost the time nor copy the zygote's pages (copy-on-write).
-    gc.collect()
+    # (A gc.collect() first only for exercise modules taken out above, freed rather than kept:
+    # after the imports alone it finds nothing, in about 0.15 s.)
+    if forgotten:
+        gc.collect()
     gc.freeze()
 
     while True:

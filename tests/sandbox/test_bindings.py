@@ -153,3 +153,31 @@ def test_version_tags_change_with_every_change_to_a_dict():
         assert tags.now() not in seen
         seen.append(tags.now())
     assert tags.now() == seen[-1]  # reading changes nothing
+
+
+def test_modules_untouched_only_while_sys_modules_has_not_changed_since_verified():
+    """`Guard.resync` skips its look for grader modules imported since the zygote's check on
+    this answer alone: any import, removal or rebinding since must make it say no."""
+    from grader.sandbox.bindings import _tags_readable
+
+    layout = _layout(_namespace())
+    assert not layout.modules_untouched()  # nothing verified yet
+    assert layout.modules_same()
+    if not _tags_readable():
+        assert not layout.modules_untouched()  # no tags: never vouched for
+        return
+    assert layout.modules_untouched()
+    fake = types.ModuleType("grader_test_untouched_module")
+    sys.modules[fake.__name__] = fake
+    try:
+        assert not layout.modules_untouched() and not layout.modules_untouched()
+    finally:
+        del sys.modules[fake.__name__]
+    assert not layout.modules_untouched()  # back to the same contents, but not verified again
+    assert layout.modules_same() and layout.modules_untouched()
+    saved = sys.modules
+    try:
+        sys.modules = dict(saved)
+        assert not layout.modules_untouched()
+    finally:
+        sys.modules = saved
