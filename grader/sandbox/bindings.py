@@ -186,7 +186,7 @@ class Layout:
     """
 
     def __init__(self, snapshot: dict, watched: dict):
-        owners, getters, raw, funcs, held = [], [], [], [], []
+        owners, getters, parts, funcs, held = [], [], [], [], []
         for space, before in snapshot.items():
             if space.startswith("sys.") or not before:
                 continue
@@ -195,10 +195,11 @@ class Layout:
             keys = tuple(before)
             getters.append(operator.itemgetter(keys[0], *keys))
             kept = [k[0] if type(k) in (Func, Held) else k for k in before.values()]
-            raw += [kept[0], *kept]
+            parts.append((kept[0], *kept))
             funcs += [k for k in before.values() if type(k) is Func]
             held += [k for k in before.values() if type(k) is Held and not any(k[0] is h[0] for h in held)]
-        self._owners, self._getters, self._raw = tuple(owners), tuple(getters), tuple(raw)
+        self._owners, self._getters, self._parts = tuple(owners), tuple(getters), tuple(parts)
+        self._raw = tuple(chain.from_iterable(parts))  # every namespace's, for a comparison of all
         self._funcs = tuple(f[0] for f in funcs)
         self._func_parts = tuple(tuple(f[i] for f in funcs) for i in (1, 2, 3))
         dicts = [h for h in held if h[1] is not None]
@@ -236,11 +237,31 @@ class Layout:
         return tuple(chain.from_iterable(map(operator.call, self._getters, map(vars, self._owners))))
 
     def bindings_same(self) -> bool:
-        return self._verify("spaces", self._space_tags, self._bindings_compared)
+        """Namespace by namespace: once verified, only those whose tags moved are compared (the
+        ex02 net patches and restores a few of torch's around every call; the grader's own
+        hundred-odd namespaces then need no look)."""
+        seen = self._unchanged("spaces", self._space_tags)
+        if seen is True:
+            return True
+        verified = self._verified["spaces"]
+        if not seen or verified is None:
+            same = self._bindings_compared()
+        else:
+            same = self._owners_compared([n for n, (now, then) in enumerate(zip(seen, verified)) if now != then])
+        if same and seen:
+            self._verified["spaces"] = seen
+        return same
 
     def _bindings_compared(self) -> bool:
         try:
             return all_same(self._bindings_now(), self._raw)
+        except (KeyError, TypeError):  # a watched name removed
+            return False
+
+    def _owners_compared(self, moved: list[int]) -> bool:
+        getters, owners, parts = self._getters, self._owners, self._parts
+        try:
+            return all(all_same(getters[n](vars(owners[n])), parts[n]) for n in moved)
         except (KeyError, TypeError):  # a watched name removed
             return False
 
@@ -249,9 +270,10 @@ class Layout:
         re-wrapping, which the slow path accepts by what it wraps)."""
         seen = self._unchanged("spaces", self._space_tags)
         try:
-            self._raw = self._bindings_now()
+            parts = tuple(map(operator.call, self._getters, map(vars, self._owners)))
         except (KeyError, TypeError):
             return
+        self._parts, self._raw = parts, tuple(chain.from_iterable(parts))
         if seen and seen is not True:
             self._verified["spaces"] = seen
 
@@ -281,6 +303,12 @@ class Layout:
         """Has `sys.modules` (the same dict) not changed at all since it was last verified? Read
         from its version tag alone; False wherever tags cannot vouch for it."""
         return sys.modules is self._modules_dict and self._unchanged("modules", self._module_tags) is True
+
+    def vouch_modules(self) -> None:
+        """`sys.modules` as it is now counts as verified (`Guard.admit`, right after adding a new
+        name to a verified dict: every module that was there still is)."""
+        if self._module_tags is not None and sys.modules is self._modules_dict:
+            self._verified["modules"] = self._module_tags.now()
 
     def modules_same(self) -> bool:
         """Is every module there was still there? (Modules imported since are not watched.)"""

@@ -164,6 +164,20 @@ class Guard:
         self._layout = None  # laid out again at the next check
         self._grader_funcs[0] = self._functions_of(self._snapshot)
 
+    def admit(self, name: str, module) -> None:
+        """`sys.modules[name] = module` for the submission's own module, before its code runs,
+        keeping what the tags vouch for: adding a name that is not there changes no module the
+        check watches, so if `sys.modules` was untouched since it was verified it still is, and
+        the check after the import compares it in full only if the import itself changed it
+        (about 640 copied pages a worker otherwise). A name already there is set without it.
+        Any caller gains nothing by it: a new name is never watched."""
+        layout = self._layout
+        vouch = (layout is not None and name not in sys.modules and name not in self._snapshot.get("sys.modules", {})
+                 and layout.modules_untouched())
+        sys.modules[name] = module
+        if vouch:
+            layout.vouch_modules()
+
     @staticmethod
     def _functions_of(snapshot: dict) -> frozenset:
         return frozenset(kept[0] for before in snapshot.values() for kept in before.values() if type(kept) is _Func)

@@ -56,9 +56,10 @@ class Submission:
     report can say it once for the exercise.
     """
 
-    def __init__(self, folder: str | None, module_name: str):
+    def __init__(self, folder: str | None, module_name: str, admit=None):
         self.folder = folder
         self.module_name = module_name
+        self._admit = admit or sys.modules.__setitem__  # the guard's (`Guard.admit`) in a worker
         self._module = None
         self._failed: dict | None = None
 
@@ -71,7 +72,7 @@ class Submission:
                 raise MissingSubmissionFile(path.name)
             spec = importlib.util.spec_from_file_location(self.module_name, path)
             module = importlib.util.module_from_spec(spec)
-            sys.modules[self.module_name] = module
+            self._admit(self.module_name, module)
             try:
                 spec.loader.exec_module(module)
             except BaseException as err:  # the student's module may raise anything, even SystemExit
@@ -201,7 +202,7 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
     def load(name: str) -> Submission:
         """Import exercise module `name` now, so the judge can time the import on its own."""
         if name not in submissions and not refused:
-            submissions[name] = Submission(folder, name)
+            submissions[name] = Submission(folder, name, admit=guard.admit)
             try:
                 submissions[name].module()
             except BaseException:
@@ -223,7 +224,7 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
             continue
         submission = submissions.get(request.get("module") or setup["module"])
         if submission is None:
-            submission = submissions[request["module"]] = Submission(folder, request["module"])
+            submission = submissions[request["module"]] = Submission(folder, request["module"], admit=guard.admit)
         if refused:
             answer = {"ok": False, "error": {"type": "SubmissionRefused", "mro": ["SubmissionRefused"],
                                              "message": refused, "traceback": "", "not_implemented": False}}

@@ -181,3 +181,32 @@ def test_modules_untouched_only_while_sys_modules_has_not_changed_since_verified
         assert not layout.modules_untouched()
     finally:
         sys.modules = saved
+
+
+def test_once_verified_only_the_namespaces_whose_tags_moved_are_compared_and_every_change_is_seen():
+    """After a verified check, a namespace whose tag moved is compared on its own; the others
+    are vouched for by their tags. A change in any of them is still seen, also one made in a
+    second namespace while the first one's tag has moved (patched and restored, as ex02's net
+    does to torch's around every call)."""
+    first, second = _namespace(), _namespace()
+    snapshot = {name: {k: fingerprint(v) for k, v in vars(space).items()} for name, space in
+                (("first", first), ("second", second))}
+    snapshot["sys.modules"] = dict(sys.modules)
+    layout = Layout(snapshot, {"first": first, "second": second})
+    assert layout.bindings_same() and layout.bindings_same()
+    original = first.helper
+    first.helper = len  # patched ...
+    assert not layout.bindings_same()
+    first.helper = original  # ... and restored: the tag moved, the binding did not
+    assert layout.bindings_same() and layout.bindings_same()
+    first.limit = 7
+    second.limit = 8  # two namespaces moved at once
+    assert not layout.bindings_same()
+    first.limit = 5
+    assert not layout.bindings_same()  # the second one is still changed
+    second.limit = 5
+    assert layout.bindings_same()
+    del second.names  # a watched name gone, in the namespace compared on its own
+    assert not layout.bindings_same() and not layout.bindings_same()
+    second.names = snapshot["second"]["names"][0]
+    assert layout.bindings_same()

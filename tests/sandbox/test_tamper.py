@@ -241,6 +241,11 @@ ATTACKS = {
                                                                 patch="p.forbidden_net = _noop")),
     "ex02_by_sys_modules": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
         reach="import sys", patch="try:\n        sys.modules['grader.probes.ex02'].forbidden_net = _noop\n    except Exception:\n        pass")),
+    # at import, before any check: what the check right after the import must see (the guard
+    # takes the submission's own module into sys.modules without a full comparison, Guard.admit)
+    "ex02_swaps_a_module_at_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
+        reach="import sys, types", patch="_fake = types.ModuleType('torch.nn.functional')\n    "
+        "_fake.__dict__.update(vars(F))\n    sys.modules['torch.nn.functional'] = _fake")),
     "ex02_by_importlib": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
         reach="import importlib", patch="try:\n        importlib.import_module('grader.probes.' + 'ex02').forbidden_net = _noop\n    except Exception:\n        pass")),
     "ex02_by_grader_attribute": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
@@ -328,7 +333,8 @@ def test_observer_attacks_score_zero(tampered_cohort, name):
                                   "ex11_by_traceback_frame", "ex11_by_import_hook", "ex02_patch_torch_back",
                                   "ex11_by_spoofed_file_name", "ex11_by_code_from_a_string",
                                   "ex11_by_a_module_it_wrote", "ex02_pop_by_helper", "ex02_pop_by_built_name",
-                                  "ex02_empty_the_net_in_place", "ex02_net_code_through_a_library"])
+                                  "ex02_empty_the_net_in_place", "ex02_net_code_through_a_library",
+                                  "ex02_swaps_a_module_at_import"])
 def test_detected_attacks_name_what_was_touched(tampered_cohort, name):
     book = json.loads((tampered_cohort / "results.json").read_text(encoding="utf-8"))
     exercise = [e for e in book["students"][name]["exercises"] if e["id"] == ATTACKS[name][0]][0]
