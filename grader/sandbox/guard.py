@@ -128,6 +128,7 @@ class Guard:
         self._refused: list[str] = []
         self._reported: list[str] = []
         self._layout: Layout | None = None
+        self._admit_vouches = False  # only the first admit after `resync`, before any submission code
         self.sealed = False
 
     # -- before the submission -----------------------------------------------------------------
@@ -151,6 +152,7 @@ class Guard:
         worker's own set-up changed what it holds (pieces of earlier exercises imported, the
         fence's state), so that none of that counts as the submission's doing. Call it last
         before the submission's first line."""
+        self._admit_vouches = True
         watched = self._watched
         if self._layout is not None and self._layout.modules_untouched():
             new = []  # nothing imported since the zygote's check (and no module entry read, or copied)
@@ -170,10 +172,15 @@ class Guard:
         check watches, so if `sys.modules` was untouched since it was verified it still is, and
         the check after the import compares it in full only if the import itself changed it
         (about 640 copied pages a worker otherwise). A name already there is set without it.
-        Any caller gains nothing by it: a new name is never watched."""
-        layout = self._layout
-        vouch = (layout is not None and name not in sys.modules and name not in self._snapshot.get("sys.modules", {})
-                 and layout.modules_untouched())
+
+        Only the first call after `resync` vouches, and only for a plain `str`: then no code of
+        the submission's has run, so no key in `sys.modules` is one of its own (a key whose
+        `__eq__` runs during this very insertion could change a watched entry unseen), and a
+        new name is never watched: a caller gains nothing by it."""
+        layout, first = self._layout, self._admit_vouches
+        self._admit_vouches = False
+        vouch = (first and layout is not None and type(name) is str and name not in sys.modules
+                 and name not in self._snapshot.get("sys.modules", {}) and layout.modules_untouched())
         sys.modules[name] = module
         if vouch:
             layout.vouch_modules()

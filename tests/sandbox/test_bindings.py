@@ -210,3 +210,38 @@ def test_once_verified_only_the_namespaces_whose_tags_moved_are_compared_and_eve
     assert not layout.bindings_same() and not layout.bindings_same()
     second.names = snapshot["second"]["names"][0]
     assert layout.bindings_same()
+
+
+def test_admit_vouches_only_once_after_resync_and_only_for_a_plain_new_name():
+    """`Guard.admit` keeps sys.modules verified for the submission's own module, put in before
+    any of its code ran; any later call, or a name that is not a plain str, only sets it."""
+    from grader.sandbox.bindings import _tags_readable
+    from grader.sandbox.guard import Guard
+
+    if not _tags_readable():
+        return
+    guard = Guard()
+    guard._layout = layout = _layout(_namespace())
+    guard._snapshot = {"sys.modules": dict(sys.modules)}
+
+    class Sly(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other):
+            return str.__eq__(self, other)
+
+    names = ["grader_test_admitted", "grader_test_admitted_later", Sly("grader_test_admitted_sly")]
+    try:
+        assert layout.modules_same() and layout.modules_untouched()
+        guard._admit_vouches = True  # as `resync` leaves it
+        guard.admit(names[0], types.ModuleType(names[0]))
+        assert layout.modules_untouched()  # vouched: the new name changes no watched module
+        guard.admit(names[1], types.ModuleType(names[1]))  # a second call: set, not vouched
+        assert not layout.modules_untouched()
+        assert layout.modules_same()
+        guard._admit_vouches = True
+        guard.admit(names[2], types.ModuleType(names[2]))  # not a plain str: set, not vouched
+        assert not layout.modules_untouched()
+    finally:
+        for name in names:
+            sys.modules.pop(name, None)
