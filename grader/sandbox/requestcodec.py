@@ -78,9 +78,10 @@ def _plain_tensor(value, seen: set) -> bool:
     if type(value) is not torch.Tensor:
         return False
     storage = value.untyped_storage()
-    if storage.data_ptr() in seen and value.numel():
+    memory = ("storage", storage.data_ptr())  # kept apart from the objects' ids in `seen`
+    if memory in seen and value.numel():
         return False  # another tensor of this request shares its memory
-    seen.add(storage.data_ptr())
+    seen.add(memory)
     return (value.device.type == "cpu" and value.layout is torch.strided and not value.requires_grad
             and value.is_contiguous() and value.storage_offset() == 0
             and storage.nbytes() == value.numel() * value.element_size()
