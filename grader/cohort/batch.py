@@ -108,7 +108,9 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         gc.freeze()
         from grader.run.startup import start_zygote
 
-        zygote = start_zygote(course, hide=[str(root), str(out), str(course.solutions_dir), str(course.checks_dir)])
+        # huge pages: a batch forks five workers or more per student (grader.sandbox.hugepages)
+        zygote = start_zygote(course, hide=[str(root), str(out), str(course.solutions_dir), str(course.checks_dir)],
+                              huge_pages=True)
         try:
             students = find_students(root, course, out / "staged", skip=(out,))
             index, count = shard

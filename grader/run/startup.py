@@ -41,7 +41,7 @@ def fence_options(course: Course | None, *, hide=(), grants=()) -> dict:
             "hide": [str(default_cache_dir() / "answers")] + [str(h) for h in hide]}
 
 
-def start_zygote(course: Course | None = None, *, hide=(), grants=()):
+def start_zygote(course: Course | None = None, *, hide=(), grants=(), huge_pages: bool = False):
     """Fork the zygote (before anything secret is loaded in this process) and return it.
 
     The course secret (grader.judge.draws) is read first and taken out of the environment,
@@ -52,7 +52,8 @@ def start_zygote(course: Course | None = None, *, hide=(), grants=()):
     claim_secret(course)
     secret = secret_file(course)
     hide = [*hide, *([str(secret)] if secret is not None and secret.exists() else [])]
-    return Zygote(fence=fence_options(course, hide=hide, grants=grants)).start(in_child=forget_secret)
+    fence = fence_options(course, hide=hide, grants=grants)
+    return Zygote(fence=fence, huge_pages=huge_pages).start(in_child=forget_secret)
 
 
 def load_judge() -> None:

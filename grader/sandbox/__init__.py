@@ -20,13 +20,15 @@ from grader.sandbox.zygote import Worker, WorkerDied, WorkerTimeout
 from grader.sandbox.zygote import Zygote as ForkZygote
 
 
-def Zygote(fence: dict | None = None) -> ForkZygote:  # noqa: N802 - it stands where the class stood
+def Zygote(fence: dict | None = None, huge_pages: bool = False) -> ForkZygote:  # noqa: N802 - stands for the class
     """The zygote for this machine: a `ForkZygote`, or a `SpawnZygote` (a subclass) where fork is
     missing or unsafe or `GRADE_WORKER=spawn` asks for it. Call `.start()` before loading secrets:
 
         zygote = Zygote(fence={"hide": [...], "grants": [...]}).start()
+
+    `huge_pages` (forked zygotes only): cheaper forks for a run that starts many workers.
     """
-    return SpawnZygote(fence) if worker_mode() == "spawn" else ForkZygote(fence)
+    return SpawnZygote(fence) if worker_mode() == "spawn" else ForkZygote(fence, huge_pages=huge_pages)
 
 
 __all__ = ["Zygote", "ForkZygote", "SpawnZygote", "worker_mode", "Worker", "WorkerDied", "WorkerTimeout",
