@@ -17,7 +17,7 @@ import struct
 
 import grader.sandbox.exits as exits
 
-__all__ = ["zygote_main", "recv_exact"]
+__all__ = ["zygote_main"]
 
 
 def zygote_main(sock: socket.socket, huge_pages: bool = False) -> None:
@@ -66,7 +66,7 @@ def zygote_main(sock: socket.socket, huge_pages: bool = False) -> None:
             if len(header) < 4:
                 raise EOFError  # the judge has gone
             (n,) = struct.unpack("!I", header)
-            setup = json.loads(recv_exact(sock, n))
+            setup = json.loads(_recv_exact(sock, n))
         except (OSError, EOFError):
             exits.leave(status_fds)
         dump_fd = fds[1] if len(fds) > 1 else None
@@ -100,7 +100,7 @@ def zygote_main(sock: socket.socket, huge_pages: bool = False) -> None:
         sock.sendall(struct.pack("!QI", int(setup.get("request", 0)) & (2**64 - 1), pid))
 
 
-def recv_exact(sock: socket.socket, n: int) -> bytes:
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
     data = b""
     while len(data) < n:
         chunk = sock.recv(n - len(data))

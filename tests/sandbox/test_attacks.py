@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -259,17 +260,45 @@ def snapshot(*folders: Path) -> dict[str, str]:
     return found
 
 
+def _block_held(index: int) -> bool:
+    """Does a live run hold uid block `index` (grader.sandbox.uids)? Tried without waiting."""
+    import fcntl
+
+    from grader.sandbox import uids
+
+    path = os.path.join(uids.lock_dir(), f"{index}.lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # our probe's lock, if it got one, goes with the fd
+    return False
+
+
 def student_processes() -> set[int]:
-    """Processes running as one of the worker uids (62000 and up, below 'nobody')."""
-    found = set()
+    """Processes running as a worker uid (62000 and up, below 'nobody') whose block no live run
+    holds: what a run left behind. Other runs on the machine (the suite's other files run side
+    by side) hold their blocks while their workers live, so their workers are not counted."""
+    from grader.sandbox import uids
+
+    found, held = set(), {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 uid = os.stat(f"/proc/{entry}").st_uid
             except OSError:
                 continue
-            if 62000 <= uid < 65534:
-                found.add(int(entry))
+            if uids.BASE <= uid < 65534:
+                block = (uid - uids.BASE) // uids.BLOCK
+                if block not in held:
+                    held[block] = _block_held(block)
+                if not held[block]:
+                    found.add(int(entry))
     return found
 
 
@@ -293,6 +322,9 @@ def graded(tmp_path_factory):
                                   "--no-progress"], capture_output=True, text=True, timeout=600, cwd=tmp)
     after = snapshot(*watched)
     book = json.loads((out / "results.json").read_text(encoding="utf-8")) if (out / "results.json").exists() else None
+    # The run's block stays held a moment after the batch exits (its watchdog sweeps, then frees
+    # it): only then would what it left behind count as no live run's.
+    time.sleep(2)
     return {"run": run, "book": book, "before": before, "after": after, "marker": marker, "tmp": tmp,
             "course": course, "cohort": cohort, "procs": student_processes() - before_procs}
 
