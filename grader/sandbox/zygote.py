@@ -30,7 +30,6 @@ from grader.sandbox.limits import DEFAULT_LIMITS, MAX_ANSWER_BYTES
 from grader.sandbox.zygote_main import zygote_main
 
 
-
 class WorkerTimeout(Exception):
     """The call ran past its time limit; the worker was killed.
 
@@ -59,7 +58,7 @@ class Zygote:
     """A process that forks workers on request. Start it before loading anything secret.
 
     `huge_pages`: map the zygote's heap as huge pages once it is loaded (grader.sandbox.hugepages):
-    about 0.3 s once, then each fork and each worker's exit about 15 ms cheaper. For runs that
+    about 0.3 s once, then a fork and a worker's exit together about 15 ms cheaper. For runs that
     start many workers (`grade batch`)."""
 
     def __init__(self, fence: dict | None = None, huge_pages: bool = False):

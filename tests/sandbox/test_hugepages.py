@@ -21,7 +21,8 @@ MIB = 1 << 20
 
 
 def test_the_docstring_example_holds():
-    assert doctest.testmod(hugepages).failed == 0
+    outcome = doctest.testmod(hugepages)
+    assert outcome.attempted > 0 and outcome.failed == 0, outcome
 
 
 def test_only_private_writable_anonymous_memory_is_chosen_and_aligned_inward():
