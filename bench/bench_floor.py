@@ -1,0 +1,276 @@
+"""Benchmark: the least any `grade batch` with a process per exercise could cost on chapter 5.
+
+    python bench/bench_floor.py [-n 40] [-r 5] [--batch]
+
+Issue 11 asks for a whole run of 40 chapter-5 submissions in at most 0.08 x a bare
+`python -c "import torch"` per submission. This script measures, side by side in one run,
+what the checks themselves cost with every piece of the sandbox taken away, and so the
+lowest whole-run ratio that any design grading each exercise in a process of its own could
+reach on this machine:
+
+1. `bare`: `python -c "import torch"`, the median of R runs.
+2. `workers`: the calls the checks make of a submission (the reference's answers, recorded
+   once), replayed for each exercise in a child forked from a process that holds torch and
+   every probe, its heap mapped as huge pages, as the batch's zygote does. The child imports
+   the exercise file and makes the calls; there is no fence, no guard, no socket, no codec,
+   no time limit. The CPU of the fork, the child and its exit, summed over the exercises:
+   the median of R rounds.
+3. `sandboxed`: the same calls through the real sandbox (`grade batch`'s zygote and fence, a
+   worker per exercise, signed answers), without pytest: what the isolation itself adds.
+4. `judge`: the judge's own part with the submission's calls made in-process: pytest's
+   protocol per check and the comparisons with cached reference answers (the checks run
+   warm in one process, minus the same calls replayed there alone). No report is written.
+
+floor = (bare + N x (workers + judge) / cores) / (N x bare): one torch import for the whole
+run (any batch starts an interpreter and imports torch), every core always busy, nothing
+else. With `--batch` the real `grade batch` on 1 and on N copies is timed in the same run:
+its whole-run ratio, and the CPU of every process it started per further submission, beside
+the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import pickle
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+ASSIGNMENT = "ch05"  # ex01-ex05, the files bench_batch copies
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def record_calls(course, ids: list[str], rounds: int) -> tuple[dict[str, list[tuple[dict, bool]]], float]:
+    """In a child (this process stays cold): run each exercise's checks with the reference as the
+    submission, in-process. Returns, per exercise, the requests the checks sent to the submission
+    (each with whether its answer was a value rather than an exception), and the judge's own CPU
+    per submission (the warm checks minus the same calls alone)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        try:
+            payload = pickle.dumps(_record_in_child(course, ids, rounds))
+            with os.fdopen(write_end, "wb") as out:
+                out.write(payload)
+        except BaseException as err:  # noqa: BLE001  said here; the parent sees no payload
+            print(f"recording the checks' calls failed: {err}", file=sys.stderr)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as source:
+        payload = source.read()
+    os.waitpid(pid, 0)
+    if not payload:
+        raise SystemExit("no calls were recorded")
+    return pickle.loads(payload)
+
+
+def _record_in_child(course, ids: list[str], rounds: int):
+    import pytest
+
+    from grader.judge import subjects
+    from grader.judge.references import LiveReferences, load_module_from
+    from grader.run.plugin import GradingPlugin
+    from grader.run.session import GradingSession, pytest_args
+    from grader.run.startup import corpus_provider
+    from grader.sandbox.worker import run_request
+
+    modules = {e: load_module_from(course.solutions_dir, course.exercise(e).module, as_name=f"bench_{e}") for e in ids}
+    calls: dict[str, list[tuple[dict, bool]]] = {e: [] for e in ids}
+    observe = subjects.InProcessSubject.observe
+    recording = {"on": True}
+
+    def recorded(self, a_call, timeout=None):
+        seen = observe(self, a_call, timeout)
+        for e, module in modules.items():
+            if self.module is module and recording["on"]:
+                calls[e].append((a_call.request(), seen.ok))
+        return seen
+
+    subjects.InProcessSubject.observe = recorded
+    references = LiveReferences(course, use_disk=False)
+    corpus = corpus_provider(course)
+
+    def new_session() -> GradingSession:
+        return GradingSession(course, ids, references=references, in_process=modules, corpus=corpus)
+
+    plugin = GradingPlugin(new_session())
+    judge: list[float] = []
+
+    class Rounds:
+        """Like the batch's judge (grader.cohort.judges): the collected checks, once per student."""
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_runtestloop(self, session):
+            items = list(session.items)
+
+            def checks_once() -> None:
+                plugin.session, plugin.results, plugin._views = new_session(), {}, {}
+                for i, item in enumerate(items):
+                    item.ihook.pytest_runtest_protocol(item=item, nextitem=items[i + 1] if i + 1 < len(items) else None)
+                failed = [c.name for found in plugin.results.values() for c in found if not c.passed]
+                if failed:
+                    raise SystemExit(f"the reference fails: {failed}")
+
+            checks_once()  # records the calls and fills the reference's answers
+            recording["on"] = False
+            checks_once()  # warm
+            for _ in range(rounds):
+                start = own_cpu()
+                checks_once()
+                middle = own_cpu()
+                for e in ids:
+                    for request, _ in calls[e]:
+                        run_request(request, lambda e=e: modules[e])
+                judge.append((middle - start) - (own_cpu() - middle))
+            return True
+
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    pytest.main(pytest_args(course, ids), plugins=[plugin, Rounds()])
+    if not judge:
+        raise SystemExit("the checks did not run")
+    return calls, statistics.median(judge)
+
+
+def replay_cold(course, calls: dict[str, list[tuple[dict, bool]]]) -> float:
+    """The CPU of one submission's exercises, each in a fresh child of this process: fork, import
+    the exercise file, make its calls, exit."""
+    from grader.judge.references import load_module_from
+    from grader.sandbox.worker import run_request
+
+    total = 0.0
+    for e, requests in calls.items():
+        before_children, before_own = children_cpu(), own_cpu()
+        pid = os.fork()
+        if pid == 0:
+            same = False
+            try:
+                module = load_module_from(course.solutions_dir, course.exercise(e).module)
+                same = all(run_request(request, lambda: module)["ok"] == ok for request, ok in requests)
+            finally:
+                os._exit(0 if same else 1)  # 1: an answer that is not what the checks saw
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            raise SystemExit(f"replaying {e} failed in the child")
+        total += (children_cpu() - before_children) + (own_cpu() - before_own)
+    return total
+
+
+def sandboxed(course, calls: dict[str, list[tuple[dict, bool]]], rounds: int) -> tuple[float, float]:
+    """The same calls through the real sandbox, as `grade batch` makes them but without pytest: a
+    zygote with huge pages and the batch's fence, a worker per exercise (fence, guard, sockets,
+    signed answers). Returns the CPU per submission of the zygote and its workers, and of this
+    process's side of the exchange (sending requests, reading and verifying answers)."""
+    from grader.run.startup import start_zygote
+    from grader.sandbox import Worker
+
+    tick = os.sysconf("SC_CLK_TCK")
+    zygote = start_zygote(course, huge_pages=True)
+
+    def zygote_cpu() -> float:  # its own and its reaped workers' (utime, stime, cutime, cstime)
+        with open(f"/proc/{zygote.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return sum(int(x) for x in fields[11:15]) / tick
+
+    def one_submission() -> None:
+        for e, requests in calls.items():
+            worker = Worker(zygote, str(course.solutions_dir), course.exercise(e).module)
+            for request, ok in requests:
+                if worker.run(request, 60.0)["ok"] != ok:
+                    raise SystemExit(f"{e}: the worker did not answer as the reference did in-process")
+            worker.kill()
+
+    try:
+        one_submission()  # the zygote's first workers pay for its start
+        time.sleep(0.5)
+        before_zygote, before_own = zygote_cpu(), own_cpu()
+        for _ in range(rounds):
+            one_submission()
+        judge_side = own_cpu() - before_own
+        time.sleep(1.0)  # the last workers reaped: their CPU is counted in the zygote's
+        return (zygote_cpu() - before_zygote) / rounds, judge_side / rounds
+    finally:
+        zygote.close()
+
+
+def bare_imports(rounds: int) -> list[float]:
+    import subprocess
+
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        subprocess.run([PY, "-c", "import torch"], check=True)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=40, help="submissions the ratio is for (default 40)")
+    parser.add_argument("-r", type=int, default=5, help="rounds of each measurement (default 5)")
+    parser.add_argument("--batch", action="store_true", help="also time the real grade batch on N copies")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    sys.dont_write_bytecode = True
+    os.environ.setdefault("GPT_COURSE_DATA", str(ROOT.parent / "shared" / "datasets"))
+
+    import torch
+
+    torch.set_num_threads(1)
+    from grader.model.course import load_course
+    from grader.probes import import_all
+    from grader.sandbox.hugepages import collapse_heap
+
+    course = load_course()
+    ids = [ex.id for ex in course.of_assignment(ASSIGNMENT)]
+    import_all()
+    calls, judge = record_calls(course, ids, args.r)
+    gc.freeze()
+    collapse_heap()  # as the batch's zygote: cheaper forks (a no-op where the kernel cannot)
+    replay_cold(course, calls)  # the first round pays for loading the solutions' pages
+    workers = statistics.median(replay_cold(course, calls) for _ in range(args.r))
+    in_sandbox, exchange = sandboxed(course, calls, 4 * args.r)
+    bare = statistics.median(bare_imports(args.r))
+    cores = os.cpu_count() or 1
+    n = args.n
+    floor = (bare + n * (workers + judge) / cores) / (n * bare)
+    print(f"machine: {cores} CPUs, load average {os.getloadavg()[0]:.2f}; torch threads 1")
+    print(f"{ASSIGNMENT}: {len(ids)} exercises, {sum(map(len, calls.values()))} calls to the submission")
+    print(f"bare `python -c 'import torch'`: {bare:.3f} s (median of {args.r})")
+    print(f"workers, no sandbox (fork, import, calls, exit; cold): {workers * 1000:.0f} ms CPU per submission")
+    print(f"judge, no worker (pytest protocol, comparisons): {judge * 1000:.0f} ms CPU per submission")
+    print(f"the same calls in the real sandbox (zygote, fence, guard, sockets; no pytest): workers "
+          f"{in_sandbox * 1000:.0f} ms, the judge's side of the exchange {exchange * 1000:.0f} ms CPU per submission")
+    print(f"floor, whole run of {n}: ({bare:.2f} + {n} x {(workers + judge) * 1000:.0f} ms / {cores}) / "
+          f"({n} x {bare:.2f}) = {floor:.3f}  (issue 11's target <= 0.08)")
+    if args.batch:
+        from bench_batch import bench_batch
+
+        runs = {}
+        for count in (1, n):
+            before = children_cpu()
+            runs[count] = (bench_batch(count, cores, ASSIGNMENT, "ex0[1-5]_*.py", None), children_cpu() - before)
+        (one, one_cpu), (seconds, cpu) = runs[1], runs[n]
+        print(f"grade batch, 1 submission: {one:.2f} s; {n} submissions: {seconds:.2f} s, "
+              f"{(cpu - one_cpu) / (n - 1) * 1000:.0f} ms CPU per further submission; "
+              f"ratio, whole run: {seconds / (n * bare):.3f}")
+
+
+if __name__ == "__main__":
+    main()
