@@ -16,7 +16,9 @@ reach on this machine:
    no time limit. The CPU of the fork, the child and its exit, summed over the exercises:
    the median of R rounds.
 3. `sandboxed`: the same calls through the real sandbox (`grade batch`'s zygote and fence, a
-   worker per exercise, signed answers), without pytest: what the isolation itself adds.
+   worker per exercise, signed answers), without pytest: what the isolation itself adds;
+   then again with the fence off (what the fence's part is), and the cost of one more call
+   of a worker already started (what the per-call exchange is).
 4. `judge`: the judge's own part with the submission's calls made in-process: pytest's
    protocol per check and the comparisons with cached reference answers (the checks run
    warm in one process, minus the same calls replayed there alone). No report is written.
@@ -84,8 +86,8 @@ def record_calls(course, ids: list[str], rounds: int) -> tuple[dict[str, list[tu
 def _record_in_child(course, ids: list[str], rounds: int):
     import pytest
 
-    from grader.judge import subjects
     from grader.judge.references import LiveReferences, load_module_from
+    from grader.run.markers import exercise_of
     from grader.run.plugin import GradingPlugin
     from grader.run.session import GradingSession, pytest_args
     from grader.run.startup import corpus_provider
@@ -93,17 +95,6 @@ def _record_in_child(course, ids: list[str], rounds: int):
 
     modules = {e: load_module_from(course.solutions_dir, course.exercise(e).module, as_name=f"bench_{e}") for e in ids}
     calls: dict[str, list[tuple[dict, bool]]] = {e: [] for e in ids}
-    observe = subjects.InProcessSubject.observe
-    recording = {"on": True}
-
-    def recorded(self, a_call, timeout=None):
-        seen = observe(self, a_call, timeout)
-        for e, module in modules.items():
-            if self.module is module and recording["on"]:
-                calls[e].append((a_call.request(), seen.ok))
-        return seen
-
-    subjects.InProcessSubject.observe = recorded
     references = LiveReferences(course, use_disk=False)
     corpus = corpus_provider(course)
 
@@ -115,6 +106,18 @@ def _record_in_child(course, ids: list[str], rounds: int):
 
     class Rounds:
         """Like the batch's judge (grader.cohort.judges): the collected checks, once per student."""
+
+        recording = True
+
+        @pytest.hookimpl(wrapper=True)
+        def pytest_runtest_call(self, item):
+            """What the check asked the student, as its `student` fixture kept it (StudentView.seen)."""
+            try:
+                return (yield)
+            finally:
+                view = plugin._views.get(item.nodeid)
+                if self.recording and view is not None:
+                    calls[exercise_of(item)] += [(seen.call.request(), seen.got.ok) for seen in view.seen]
 
         @pytest.hookimpl(tryfirst=True)
         def pytest_runtestloop(self, session):
@@ -128,8 +131,8 @@ def _record_in_child(course, ids: list[str], rounds: int):
                 if failed:
                     raise SystemExit(f"the reference fails: {failed}")
 
-            checks_once()  # records the calls and fills the reference's answers
-            recording["on"] = False
+            checks_once()  # records the calls (below) and fills the reference's answers
+            self.recording = False
             checks_once()  # warm
             for _ in range(rounds):
                 start = own_cpu()
@@ -172,52 +175,65 @@ def replay_cold(course, calls: dict[str, list[tuple[dict, bool]]]) -> float:
     return total
 
 
-def sandboxed(course, calls: dict[str, list[tuple[dict, bool]]], rounds: int) -> tuple[float, float]:
+def sandboxed(course, calls: dict[str, list[tuple[dict, bool]]], rounds: int, fence: bool = True) -> dict:
     """The same calls through the real sandbox, as `grade batch` makes them but without pytest: a
-    zygote with huge pages and the batch's fence, a worker per exercise (fence, guard, sockets,
-    signed answers). Returns the CPU per submission of the zygote and its workers, and of this
-    process's side of the exchange (sending requests, reading and verifying answers)."""
+    zygote with huge pages and the batch's fence (or none, `fence=False`), a worker per exercise
+    (guard, sockets, signed answers). Returns the CPU per submission of the zygote and its workers
+    ("workers") and of this process's side of the exchange ("exchange"), and the CPU of one more
+    call of a worker already started, both sides ("per_call", the first exercise's first call
+    made again and again)."""
     from grader.run.startup import start_zygote
     from grader.sandbox import Worker
 
     tick = os.sysconf("SC_CLK_TCK")
     zygote = start_zygote(course, huge_pages=True)
+    if not fence:
+        zygote.fence["enabled"] = False
 
     def zygote_cpu() -> float:  # its own and its reaped workers' (utime, stime, cutime, cstime)
         with open(f"/proc/{zygote.pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
         return sum(int(x) for x in fields[11:15]) / tick
 
+    def worker_of(e: str):
+        return Worker(zygote, str(course.solutions_dir), course.exercise(e).module)
+
     def one_submission() -> None:
         for e, requests in calls.items():
-            worker = Worker(zygote, str(course.solutions_dir), course.exercise(e).module)
+            worker = worker_of(e)
             for request, ok in requests:
                 if worker.run(request, 60.0)["ok"] != ok:
                     raise SystemExit(f"{e}: the worker did not answer as the reference did in-process")
             worker.kill()
 
-    try:
-        one_submission()  # the zygote's first workers pay for its start
+    def measured(work) -> tuple[float, float]:
+        """CPU of the zygote and its workers, and of this process, while `work()` runs."""
         time.sleep(0.5)
         before_zygote, before_own = zygote_cpu(), own_cpu()
-        for _ in range(rounds):
-            one_submission()
-        judge_side = own_cpu() - before_own
+        work()
+        own = own_cpu() - before_own
         time.sleep(1.0)  # the last workers reaped: their CPU is counted in the zygote's
-        return (zygote_cpu() - before_zygote) / rounds, judge_side / rounds
+        return zygote_cpu() - before_zygote, own
+
+    try:
+        one_submission()  # the zygote's first workers pay for its start
+        workers, exchange = measured(lambda: [one_submission() for _ in range(rounds)])
+        first = next(iter(calls))
+        request, repeats = calls[first][0][0], 200 * rounds
+        worker = worker_of(first)
+        worker.run(request, 60.0)
+        in_worker, in_judge = measured(lambda: [worker.run(request, 60.0) for _ in range(repeats)])
+        worker.kill()
+        return {"workers": workers / rounds, "exchange": exchange / rounds,
+                "per_call": (in_worker + in_judge) / repeats}
     finally:
         zygote.close()
 
 
 def bare_imports(rounds: int) -> list[float]:
-    import subprocess
+    from bench_batch import timed
 
-    times = []
-    for _ in range(rounds):
-        start = time.perf_counter()
-        subprocess.run([PY, "-c", "import torch"], check=True)
-        times.append(time.perf_counter() - start)
-    return times
+    return [timed([PY, "-c", "import torch"]) for _ in range(rounds)]
 
 
 def main() -> None:
@@ -228,7 +244,6 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     sys.dont_write_bytecode = True
-    os.environ.setdefault("GPT_COURSE_DATA", str(ROOT.parent / "shared" / "datasets"))
 
     import torch
 
@@ -245,7 +260,8 @@ def main() -> None:
     collapse_heap()  # as the batch's zygote: cheaper forks (a no-op where the kernel cannot)
     replay_cold(course, calls)  # the first round pays for loading the solutions' pages
     workers = statistics.median(replay_cold(course, calls) for _ in range(args.r))
-    in_sandbox, exchange = sandboxed(course, calls, 4 * args.r)
+    fenced = sandboxed(course, calls, 4 * args.r)
+    unfenced = sandboxed(course, calls, 4 * args.r, fence=False)
     bare = statistics.median(bare_imports(args.r))
     cores = os.cpu_count() or 1
     n = args.n
@@ -255,8 +271,10 @@ def main() -> None:
     print(f"bare `python -c 'import torch'`: {bare:.3f} s (median of {args.r})")
     print(f"workers, no sandbox (fork, import, calls, exit; cold): {workers * 1000:.0f} ms CPU per submission")
     print(f"judge, no worker (pytest protocol, comparisons): {judge * 1000:.0f} ms CPU per submission")
-    print(f"the same calls in the real sandbox (zygote, fence, guard, sockets; no pytest): workers "
-          f"{in_sandbox * 1000:.0f} ms, the judge's side of the exchange {exchange * 1000:.0f} ms CPU per submission")
+    for name, found in (("the same calls in the real sandbox", fenced), ("the same, the fence off", unfenced)):
+        print(f"{name} (zygote, guard, sockets; no pytest): workers {found['workers'] * 1000:.0f} ms, the "
+              f"judge's side of the exchange {found['exchange'] * 1000:.0f} ms CPU per submission; one more "
+              f"call of a started worker {found['per_call'] * 1e6:.0f} µs, both sides")
     print(f"floor, whole run of {n}: ({bare:.2f} + {n} x {(workers + judge) * 1000:.0f} ms / {cores}) / "
           f"({n} x {bare:.2f}) = {floor:.3f}  (issue 11's target <= 0.08)")
     if args.batch:
