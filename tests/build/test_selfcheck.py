@@ -8,7 +8,7 @@ import pytest
 from grader.model.course import load_course
 from grader.judge.mistakes import mistakes_for
 from grader.judge.references import LiveReferences
-from grader.sandbox.zygote import Zygote
+from grader.run.startup import start_zygote
 from grader.build.selfcheck import (check_mistake, check_reference, check_structure, check_stub, grade_folder,
                               grade_variant)
 
@@ -18,7 +18,9 @@ IDS = [e.id for e in COURSE.exercises]
 
 @pytest.fixture(scope="module")
 def zygote():
-    z = Zygote().start()
+    # As `grade check` starts it: the fence grants the course's data folders, wherever they are
+    # (a corpus under /tmp is otherwise behind the worker's private /tmp).
+    z = start_zygote(COURSE)
     yield z
     z.close()
 
