@@ -151,15 +151,20 @@ def _record_in_child(course, ids: list[str], rounds: int):
     return calls, statistics.median(judge)
 
 
-def replay_cold(course, calls: dict[str, list[tuple[dict, bool]]]) -> float:
+def children_faults() -> int:
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
+
+
+def replay_cold(course, calls: dict[str, list[tuple[dict, bool]]], faults: list | None = None) -> float:
     """The CPU of one submission's exercises, each in a fresh child of this process: fork, import
-    the exercise file, make its calls, exit."""
+    the exercise file, make its calls, exit. `faults` gets each child's minor page faults (the
+    pages it copied from this process)."""
     from grader.judge.references import load_module_from
     from grader.sandbox.worker import run_request
 
     total = 0.0
     for e, requests in calls.items():
-        before_children, before_own = children_cpu(), own_cpu()
+        before_children, before_own, before_faults = children_cpu(), own_cpu(), children_faults()
         pid = os.fork()
         if pid == 0:
             same = False
@@ -172,6 +177,8 @@ def replay_cold(course, calls: dict[str, list[tuple[dict, bool]]]) -> float:
         if status != 0:
             raise SystemExit(f"replaying {e} failed in the child")
         total += (children_cpu() - before_children) + (own_cpu() - before_own)
+        if faults is not None:
+            faults.append(children_faults() - before_faults)
     return total
 
 
@@ -190,10 +197,12 @@ def sandboxed(course, calls: dict[str, list[tuple[dict, bool]]], rounds: int, fe
     if not fence:
         zygote.fence["enabled"] = False
 
-    def zygote_cpu() -> float:  # its own and its reaped workers' (utime, stime, cutime, cstime)
+    def zygote_stat() -> tuple[float, int]:
+        """CPU (utime, stime, cutime, cstime) and minor page faults (minflt, cminflt) of the
+        zygote and its reaped workers: the faults are pages a worker copied from the zygote."""
         with open(f"/proc/{zygote.pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        return sum(int(x) for x in fields[11:15]) / tick
+        return sum(int(x) for x in fields[11:15]) / tick, int(fields[7]) + int(fields[8])
 
     def worker_of(e: str):
         return Worker(zygote, str(course.solutions_dir), course.exercise(e).module)
@@ -206,26 +215,29 @@ def sandboxed(course, calls: dict[str, list[tuple[dict, bool]]], rounds: int, fe
                     raise SystemExit(f"{e}: the worker did not answer as the reference did in-process")
             worker.kill()
 
-    def measured(work) -> tuple[float, float]:
-        """CPU of the zygote and its workers, and of this process, while `work()` runs."""
+    def measured(work) -> tuple[float, float, int]:
+        """CPU of the zygote and its workers, of this process, and the zygote's and its workers'
+        page faults, while `work()` runs."""
         time.sleep(0.5)
-        before_zygote, before_own = zygote_cpu(), own_cpu()
+        (before_zygote, before_faults), before_own = zygote_stat(), own_cpu()
         work()
         own = own_cpu() - before_own
         time.sleep(1.0)  # the last workers reaped: their CPU is counted in the zygote's
-        return zygote_cpu() - before_zygote, own
+        after_zygote, after_faults = zygote_stat()
+        return after_zygote - before_zygote, own, after_faults - before_faults
 
     try:
-        one_submission()  # the zygote's first workers pay for its start
-        workers, exchange = measured(lambda: [one_submission() for _ in range(rounds)])
+        one_submission()  # the zygote's first workers pay for its start (and it collapses its heap)
+        time.sleep(2.0)
+        workers, exchange, faults = measured(lambda: [one_submission() for _ in range(rounds)])
         first = next(iter(calls))
         request, repeats = calls[first][0][0], 200 * rounds
         worker = worker_of(first)
         worker.run(request, 60.0)
-        in_worker, in_judge = measured(lambda: [worker.run(request, 60.0) for _ in range(repeats)])
+        in_worker, in_judge, _ = measured(lambda: [worker.run(request, 60.0) for _ in range(repeats)])
         worker.kill()
         return {"workers": workers / rounds, "exchange": exchange / rounds,
-                "per_call": (in_worker + in_judge) / repeats}
+                "per_call": (in_worker + in_judge) / repeats, "faults": faults / rounds / len(calls)}
     finally:
         zygote.close()
 
@@ -259,7 +271,8 @@ def main() -> None:
     gc.freeze()
     collapse_heap()  # as the batch's zygote: cheaper forks (a no-op where the kernel cannot)
     replay_cold(course, calls)  # the first round pays for loading the solutions' pages
-    workers = statistics.median(replay_cold(course, calls) for _ in range(args.r))
+    floor_faults: list[int] = []
+    workers = statistics.median(replay_cold(course, calls, floor_faults) for _ in range(args.r))
     fenced = sandboxed(course, calls, 4 * args.r)
     unfenced = sandboxed(course, calls, 4 * args.r, fence=False)
     bare = statistics.median(bare_imports(args.r))
@@ -269,12 +282,14 @@ def main() -> None:
     print(f"machine: {cores} CPUs, load average {os.getloadavg()[0]:.2f}; torch threads 1")
     print(f"{ASSIGNMENT}: {len(ids)} exercises, {sum(map(len, calls.values()))} calls to the submission")
     print(f"bare `python -c 'import torch'`: {bare:.3f} s (median of {args.r})")
-    print(f"workers, no sandbox (fork, import, calls, exit; cold): {workers * 1000:.0f} ms CPU per submission")
+    print(f"workers, no sandbox (fork, import, calls, exit; cold): {workers * 1000:.0f} ms CPU per submission; "
+          f"{statistics.median(floor_faults):.0f} page faults per child")
     print(f"judge, no worker (pytest protocol, comparisons): {judge * 1000:.0f} ms CPU per submission")
     for name, found in (("the same calls in the real sandbox", fenced), ("the same, the fence off", unfenced)):
         print(f"{name} (zygote, guard, sockets; no pytest): workers {found['workers'] * 1000:.0f} ms, the "
               f"judge's side of the exchange {found['exchange'] * 1000:.0f} ms CPU per submission; one more "
-              f"call of a started worker {found['per_call'] * 1e6:.0f} µs, both sides")
+              f"call of a started worker {found['per_call'] * 1e6:.0f} µs, both sides; "
+              f"{found['faults']:.0f} page faults per worker, the zygote's side of each fork included")
     print(f"floor, whole run of {n}: ({bare:.2f} + {n} x {(workers + judge) * 1000:.0f} ms / {cores}) / "
           f"({n} x {bare:.2f}) = {floor:.3f}  (issue 11's target <= 0.08)")
     if args.batch:

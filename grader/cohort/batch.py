@@ -67,9 +67,13 @@ __all__ = [
 ]
 
 
-def course_fingerprint(course: Course, ids: list[str], lang: str) -> str:
-    """Everything a grade depends on besides the student: course, checks, references, probes."""
-    return answers_fingerprint(course, extra=f"{STATE_VERSION}|{','.join(ids)}|{lang}")
+def course_fingerprint(course: Course, ids: list[str], lang: str, answers_fp: str | None = None) -> str:
+    """Everything a grade depends on besides the student: course, checks, references, probes
+    (`answers_fingerprint`, given when the caller has it), the exercises graded and the language."""
+    import hashlib
+
+    base = answers_fp or answers_fingerprint(course)
+    return hashlib.sha256(f"{base}|{STATE_VERSION}|{','.join(ids)}|{lang}".encode()).hexdigest()
 
 
 def check_out(root: Path, out: Path) -> None:
@@ -115,11 +119,12 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
             students = find_students(root, course, out / "staged", skip=(out,))
             index, count = shard
             students = [s for n, s in enumerate(students) if n % count == index - 1]
-            course_fp = course_fingerprint(course, ids, lang)
+            answers_fp = answers_fingerprint(course)  # digested once: the judges' references take it too
+            course_fp = course_fingerprint(course, ids, lang, answers_fp)
             pending = [n for n, s in enumerate(students) if load_done(out, s, course_fp, ids) is None]
             if pending:
-                _grade_pending(zygote, course, out, students, pending, ids, lang, formats or [], jobs, course_fp,
-                               progress)
+                _grade_pending(zygote, course, out, students, pending, ids, lang, formats or [], jobs,
+                               (course_fp, answers_fp), progress)
         finally:
             zygote.close()
         book = assemble(out, course, ids, students, course_fp, lang)
@@ -129,11 +134,12 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         return book
 
 
-def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, jobs, course_fp, progress):
+def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, jobs, fingerprints, progress):
     from grader.run.startup import load_judge, resolve_corpus
     from grader.sandbox import uids
 
     jobs = max(1, min(jobs, len(pending)))
+    course_fp, answers_fp = fingerprints
     slot_uids: list[int] = []
     try:
         corpus = resolve_corpus(course)
@@ -145,7 +151,8 @@ def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, j
         def make_judge(slot: int) -> Judge:
             uid = slot_uids[slot]
             shared = SharedZygote(zygote, lock, {**base_fence, "uid": uid, "gid": uid})
-            return Judge(course, ids, shared, slot, uid, out, lang, formats, corpus, course_fp, students)
+            return Judge(course, ids, shared, slot, uid, out, lang, formats, corpus, course_fp, students,
+                         answers_fp=answers_fp)
 
         drive(make_judge, students, pending, jobs, progress)
     finally:  # the zygote is the caller's to close

@@ -40,10 +40,11 @@ class Judge:
     """One judge process: a pytest session that grades student after student."""
 
     def __init__(self, course: Course, ids: list[str], zygote, slot: int, uid: int, out, lang: str,
-                 formats: list[str], corpus, course_fp: str, students: list[Student]):
+                 formats: list[str], corpus, course_fp: str, students: list[Student], answers_fp: str | None = None):
         self.course, self.ids, self.zygote, self.slot, self.uid = course, ids, zygote, slot, uid
         self.out, self.lang, self.formats = out, lang, formats
         self.corpus, self.course_fp, self.students = corpus, course_fp, students
+        self.answers_fp = answers_fp  # answers_fingerprint(course), digested once by the batch
 
     def run(self, tasks, report) -> None:
         """`tasks()` gives the next Student or None; `report(name, info)` after each one."""
@@ -51,7 +52,8 @@ class Judge:
         from grader.run.plugin import GradingPlugin
         from grader.run.session import pytest_args
 
-        references = LiveReferences(self.course, cache_dir=self.out / "cache")  # nothing written outside OUTDIR
+        references = LiveReferences(self.course, cache_dir=self.out / "cache",  # nothing written outside OUTDIR
+                                    fingerprint=self.answers_fp)
         plugin = GradingPlugin(self._session(None, references))
         loop = _StudentLoop(self, plugin, references, tasks, report)
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"

@@ -119,20 +119,25 @@ class LiveReferences:
     second `grade ex12` does not train the reference again.
     """
 
-    def __init__(self, course: Course, cache_dir: Path | None = None, use_disk: bool = True):
+    def __init__(self, course: Course, cache_dir: Path | None = None, use_disk: bool = True,
+                 fingerprint: str | None = None):
         self.course = course
         self.cache_dir = cache_dir
         self.use_disk = use_disk
         self._refs: dict[str, Reference] = {}
+        # `answers_fingerprint(course)`, given by a caller that has it (`grade batch`: once for
+        # every judge) or computed on first use: it digests the whole grader package (about
+        # 16 ms), the same for every exercise.
+        self._fingerprint = fingerprint
 
     def _store(self, ex) -> AnswerStore | None:
         if not self.use_disk:
             return None
         from grader.data.datasets import default_cache_dir
 
-        fingerprint = answers_fingerprint(self.course)
-
-        return AnswerStore((self.cache_dir or default_cache_dir()) / "answers", fingerprint)
+        if self._fingerprint is None:
+            self._fingerprint = answers_fingerprint(self.course)
+        return AnswerStore((self.cache_dir or default_cache_dir()) / "answers", self._fingerprint)
 
     def __call__(self, exercise_id: str) -> Reference:
         if exercise_id not in self._refs:

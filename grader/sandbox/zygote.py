@@ -57,9 +57,9 @@ class WorkerDied(Exception):
 class Zygote:
     """A process that forks workers on request. Start it before loading anything secret.
 
-    `huge_pages`: map the zygote's heap as huge pages once it is loaded (grader.sandbox.hugepages):
-    about 0.3 s once, then a fork and a worker's exit together about 15 ms cheaper. For runs that
-    start many workers (`grade batch`)."""
+    `huge_pages`: map the zygote's heap as huge pages once it is loaded (grader.sandbox.hugepages),
+    a few MiB at a time between requests: 0.05-0.3 s in all, then a fork and a worker's exit
+    together about 15 ms cheaper. For runs that start many workers (`grade batch`)."""
 
     def __init__(self, fence: dict | None = None, huge_pages: bool = False):
         self._sock = None

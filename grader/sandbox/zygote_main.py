@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import select
 import signal
 import socket
 import struct
@@ -38,7 +39,7 @@ def zygote_main(sock: socket.socket, huge_pages: bool = False) -> None:
     from grader.probes import import_all
     from grader.sandbox.fence import enter
     from grader.sandbox.guard import Guard
-    from grader.sandbox.hugepages import collapse_heap
+    from grader.sandbox.hugepages import Collapser
     from grader.sandbox.worker import forget_exercise_modules, serve
 
     import_all()
@@ -57,10 +58,15 @@ def zygote_main(sock: socket.socket, huge_pages: bool = False) -> None:
     if forgotten:
         gc.collect()
     gc.freeze()
-    if huge_pages:  # each fork then copies about 70 page-table entries for the heap, not 37,000
-        collapse_heap()
+    # Huge pages: each fork then copies about 70 page-table entries for the heap, not 37,000.
+    # A few MiB at a time, only while no request waits: the first workers do not wait for it.
+    collapser = Collapser() if huge_pages else None
+    waiting = select.poll()  # (not select.select: it cannot watch a descriptor above 1023)
+    waiting.register(sock, select.POLLIN)
 
     while True:
+        while collapser is not None and collapser.pending() and not waiting.poll(0):
+            collapser.step()
         try:
             header, fds, _, _ = socket.recv_fds(sock, 4, 2)
             if len(header) < 4:

@@ -1,7 +1,9 @@
 """The zygote's heap as huge pages (grader.sandbox.hugepages): which regions, and that it happens.
 
 `grade batch` asks its zygote for it: each fork then copies a page-table entry per 2 MiB of
-torch's heap instead of 512. Workers forked from such a zygote grade as before.
+torch's heap instead of 512. The zygote collapses a few MiB at a time while no request waits
+(`Collapser`), so its first workers do not wait; workers forked before, during and after it
+grade as before.
 """
 
 from __future__ import annotations
@@ -69,13 +71,36 @@ def test_a_batchs_zygote_maps_its_heap_as_huge_pages_and_its_workers_still_grade
         zygote = ForkZygote(huge_pages=huge).start()
         try:
             worker = Worker(zygote, str(tmp_path), "ex99_demo")
+            # the first worker does not wait for the collapse (it goes on between requests)
             answer = worker.run({"probe": "common.call_function", "args": ("add", (2, 3), {})}, 60)
-            assert answer["ok"] and answer["value"] == 5, answer  # forked after the collapse
+            assert answer["ok"] and answer["value"] == 5, answer
             worker.kill()
-            time.sleep(0.2)  # khugepaged may collapse a little on its own: the difference is ours
-            measured[huge] = _anon_huge_kib(zygote.pid)
+            deadline = time.monotonic() + (20 if huge else 0.5)  # the idle zygote collapses on
+            while True:  # (khugepaged may collapse a little on its own: the difference is ours)
+                time.sleep(0.1)
+                measured[huge] = _anon_huge_kib(zygote.pid)
+                if measured[huge] >= 80 * 1024 or time.monotonic() > deadline:
+                    break
+            if huge:  # and a worker forked from the collapsed heap grades as well
+                again = Worker(zygote, str(tmp_path), "ex99_demo").run(
+                    {"probe": "common.call_function", "args": ("add", (20, 22), {})}, 60)
+                assert again["ok"] and again["value"] == 42, again
         finally:
             zygote.close()
     # torch's heap is about 145 MB; the collapse maps most of it (80 MB or more measured).
-    assert measured[True] >= 32 * 1024, measured
+    assert measured[True] >= 32 * 1024 and measured[True] > measured[False], measured
     assert measured[True] >= measured[False] + 16 * 1024, measured
+
+
+def test_the_collapse_goes_in_steps_that_cover_each_span_once():
+    collapser = hugepages.Collapser(chunk=3 * MIB)  # rounded down to whole huge pages: 2 MiB
+    if not collapser.pending():
+        pytest.skip("nothing to collapse here (not Linux, or no anonymous memory found)")
+    chunks = list(reversed(collapser._chunks))
+    assert all((end - start) % hugepages.HUGE_PAGE == 0 and 0 < end - start <= 2 * MIB for start, end in chunks)
+    assert all(a[1] <= b[0] for a, b in zip(chunks, chunks[1:]))  # in address order, none twice
+    steps = 0
+    while collapser.pending():
+        assert collapser.step() in (0, 2 * MIB)
+        steps += 1
+    assert steps == len(chunks) and collapser.step() == 0  # nothing left: a no-op
