@@ -20,18 +20,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_batch import ROOT, make_cohort  # noqa: E402
+from bench_batch import ROOT, make_cohort, timed  # noqa: E402
+from bench_floor import children_cpu  # noqa: E402
 
 PY = sys.executable
 ENTRY = [PY, "-c", "from grader.commands.main import entry; entry()"]
@@ -39,13 +38,9 @@ ENTRY = [PY, "-c", "from grader.commands.main import entry; entry()"]
 
 def run_cpu(cmd, **kw) -> tuple[float, float]:
     """(wall, CPU of every process it started) of one command."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before = usage.ru_utime + usage.ru_stime
-    start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, **kw)
-    wall = time.perf_counter() - start
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, usage.ru_utime + usage.ru_stime - before
+    before = children_cpu()
+    wall = timed(cmd, **kw)
+    return wall, children_cpu() - before
 
 
 def grade_batch(tree: Path, cohort: Path, out: Path, jobs: int) -> tuple[float, float]:

@@ -8,11 +8,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The corpus and the schemas the tests read (never committed): where .ci/run found them, else
+# beside the repository.
+SHARED = Path(os.environ.get("GPT_COURSE_SHARED") or ROOT.parent / "shared")
 
 
 def pytest_configure(config):
-    # Tests and CI read the lesson's corpus from the copy beside the repository, never the network.
-    shared = ROOT.parent / "shared" / "datasets"
+    # Tests and CI read the lesson's corpus from the shared copy, never the network.
+    shared = SHARED / "datasets"
     if "GPT_COURSE_DATA" not in os.environ and (shared / "tinyshakespeare" / "input.txt").is_file():
         os.environ["GPT_COURSE_DATA"] = str(shared)
     # Nothing in the tests reaches outside this machine: a download the kit would try goes to
@@ -23,6 +26,12 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    """The shared/ folder: the lesson's corpus (datasets/) and the formats' schemas (schemas/)."""
+    return SHARED
 
 
 @pytest.fixture(scope="module", params=["fork", "spawn"])

@@ -123,8 +123,8 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
             course_fp = course_fingerprint(course, ids, lang, answers_fp)
             pending = [n for n, s in enumerate(students) if load_done(out, s, course_fp, ids) is None]
             if pending:
-                _grade_pending(zygote, course, out, students, pending, ids, lang, formats or [], jobs,
-                               (course_fp, answers_fp), progress)
+                _grade_pending(zygote, course, out, students, pending, ids, lang, formats or [], jobs, course_fp,
+                               answers_fp, progress)
         finally:
             zygote.close()
         book = assemble(out, course, ids, students, course_fp, lang)
@@ -134,12 +134,12 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         return book
 
 
-def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, jobs, fingerprints, progress):
+def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, jobs, course_fp, answers_fp,
+                   progress):
     from grader.run.startup import load_judge, resolve_corpus
     from grader.sandbox import uids
 
     jobs = max(1, min(jobs, len(pending)))
-    course_fp, answers_fp = fingerprints
     slot_uids: list[int] = []
     try:
         corpus = resolve_corpus(course)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +20,6 @@ from grader.model.results import CheckResult, ExerciseResult, Finding
 from grader.report.gradescope import HIDDEN_VISIBILITY
 from grader.report.render import render
 
-SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "schemas" / "junit-10.xsd"
 
 
 def _exercise(ex_id="ex01", title=Text("训练窗口 | x", "Windows | x")) -> Exercise:
@@ -52,10 +50,11 @@ def _many_checks() -> list[ExerciseResult]:
     return [ExerciseResult(_exercise("ex09"), checks)]
 
 
-def test_junit_validates_against_the_xunit_schema():
+def test_junit_validates_against_the_xunit_schema(shared):
     xmlschema = pytest.importorskip("xmlschema")
-    assert SCHEMA.is_file(), SCHEMA
-    schema = xmlschema.XMLSchema(str(SCHEMA))
+    junit_schema = shared / "schemas" / "junit-10.xsd"
+    assert junit_schema.is_file(), junit_schema
+    schema = xmlschema.XMLSchema(str(junit_schema))
     for results in (_results(), _many_checks()):
         for lang in ("zh", "en"):
             errors = list(schema.iter_errors(render(results, "junit", lang)))
