@@ -1,25 +1,43 @@
-"""`grade nbgrader OUT` end to end with the real nbgrader: generate, autograde, export.
+"""`grade nbgrader OUT` end to end with the real nbgrader: generate, autograde, feedback, export,
+and `grade batch --nbgrader-db` putting the honest scores into nbgrader's gradebook.
 
-The course folder is built once. `nbgrader generate_assignment` makes the student
-versions of both notebooks; students hand in notebooks made from those versions (`solved` both
-assignments, `stubs` and `wrong` chapter 5, `raising` the bigram lesson):
+The course folder is built, released and autograded once (the `autograded` fixture):
+`nbgrader generate_assignment` makes the student versions of both notebooks, and students hand
+in notebooks made from those versions:
 
-- `solved`: every answer cell filled in with the reference: full marks (after the
-  instructor grades ex04's written answer through nbgrader's gradebook, as formgrader does);
-- `stubs`: the notebooks as released: zero;
-- `wrong`: solved, but ex01's functions all return wrong answers: exactly ex01's points lost;
-- `raising`: solved, but ex08's answer cell raises before defining anything: exactly ex08's
-  points lost, and the later exercises that build on ex08 (ex11, ex12) still graded.
+- `solved` (both assignments): every answer cell filled in with the reference: full marks
+  (after the instructor grades ex04's written answer through nbgrader's gradebook, as
+  formgrader does);
+- `stubs` (chapter 5): the notebook as released: zero;
+- `wrong` (chapter 5): solved, but ex01's functions all return wrong (and long) answers:
+  exactly ex01's points lost, and the printed reports wrapped;
+- `cheater` (chapter 5): the stubs, with an answer cell that rebinds `run_check`: nbgrader's
+  own autograde gives it every automatic point, `grade batch --nbgrader-db` the honest zero;
+- `raising` (bigram): solved, but ex08's answer cell raises before defining anything: exactly
+  ex08's points lost, and the later exercises that build on ex08 (ex11, ex12) still graded.
 
-`nbgrader autograde` runs each notebook in a real kernel with nbgrader's database;
-`nbgrader export` writes the CSV whose totals are checked. Nothing is mocked.
+`nbgrader autograde` runs each notebook in a real kernel with nbgrader's database (each
+autograde of the bigram notebook trains ex12 for real); `generate_feedback` renders the
+pages; `nbgrader export` writes the CSV whose totals are checked. A test that changes the
+gradebook works on a copy of the graded folder. Nothing is mocked.
+
+The test cells (nbgrader 的测试单元格：通过时只打印报告、不求值；评分单元格有标题；反馈换行):
+
+- nbgrader's partial-credit warning ("… cannot be converted to a float"), which it logs for
+  every test cell whose value is not a number: none in the whole autograde;
+- every test cell's outputs: the check's report printed on stdout, no execute_result (a pass
+  evaluates to nothing), nothing on stderr (nbgrader scores a cell with stderr output 0);
+- the feedback page's score index names each test cell by its check's title (nbgrader's own
+  template says "Test cell" for all of them), and the printed reports are wrapped.
 """
 
 from __future__ import annotations
 
 import csv
+import html
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +45,8 @@ from pathlib import Path
 import pytest
 
 from grader.model.course import load_course
+from grader.notebook import WRAP, wrap_line
+from grader.report.layout import width
 
 ROOT = Path(__file__).resolve().parents[2]
 nbformat = pytest.importorskip("nbformat")
@@ -35,6 +55,8 @@ pytestmark = pytest.mark.skipif(not (ROOT / "solutions").is_dir(), reason="needs
 
 NBGRADER = str(Path(sys.executable).parent / "nbgrader")
 MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+WARNING = "cannot be converted to"
+STUDENTS = {"ch05": ("solved", "stubs", "wrong", "cheater"), "bigram": ("solved", "raising")}
 
 
 @pytest.fixture(scope="module")
@@ -120,92 +142,18 @@ def solution_sources(source_nb) -> dict[str, str]:
     return out
 
 
-WRONG_EX01 = '''
-def shift_pairs(tokens):
-    return tokens, tokens
+WRONG_EX01 = '''def shift_pairs(tokens):
+    """Wrong on purpose, and long: the printed reports must wrap."""
+    return [-1] * 120, [-2] * 120
 
 
 def make_windows(tokens, block_size, stride=1):
-    return [(tokens, tokens)]
+    return [([-1] * 40, [-2] * 40)] * 30
 
 
 def count_targets(n_tokens, block_size, stride=1):
     return -1
 '''
-
-
-def submission(release_nb, solutions: dict[str, str], kind: str):
-    nb = nbformat.from_dict(release_nb)
-    if kind == "stubs":
-        return nb
-    for cell in nb.cells:
-        gid = meta(cell).get("grade_id")
-        if meta(cell).get("solution") and gid in solutions:
-            cell.source = solutions[gid]
-        if kind == "wrong" and gid == "ex01_answer":
-            cell.source = WRONG_EX01
-        if kind == "raising" and gid == "ex08_answer":
-            cell.source = 'raise RuntimeError("学生的单元格出错 / the student\'s cell fails")\n' + cell.source
-    return nb
-
-
-def test_generate_autograde_export(folder, course):
-    from nbgrader.api import Gradebook
-    from nbgrader.nbgraderformat import MetadataValidator
-
-    # Per assignment, the students whose notebooks show something (each autograde of the bigram
-    # notebook trains ex12 for real): a solved one and a stub, one wrong answer, a cell that raises.
-    students_of = {"ch05": ("solved", "stubs", "wrong"), "bigram": ("solved", "raising")}
-    release, source = {}, {}
-    for assignment in ("ch05", "bigram"):
-        nbgrader(folder, "generate_assignment", assignment, "--force")
-        path = folder / "release" / assignment / f"{assignment}.ipynb"
-        release[assignment] = nbformat.read(path, as_version=4)
-        source[assignment] = nbformat.read(folder / "source" / assignment / f"{assignment}.ipynb", as_version=4)
-        MetadataValidator().validate_nb(release[assignment])
-        text = path.read_text(encoding="utf-8")
-        assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
-        hidden = [c for c in source[assignment].cells if "BEGIN HIDDEN TESTS" in c.source]
-        assert hidden
-        for cell in hidden:  # the hidden checks' calls are gone, their cells (and points) stay
-            assert re.search(r'run_check\("ex\d\d", "(\w+)"', cell.source).group(0) not in text
-        for student in students_of[assignment]:
-            nb = submission(release[assignment], solution_sources(source[assignment]), student)
-            target = folder / "submitted" / student / assignment / f"{assignment}.ipynb"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, target)
-
-    for assignment in ("ch05", "bigram"):
-        nbgrader(folder, "autograde", assignment, "--create", "--force")
-
-    # the instructor grades the written answer (what formgrader does), for the solved student
-    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
-        grade = gb.find_grade("ex04_WHY_PARALLEL", "ch05", "ch05", "solved")
-        assert grade.auto_score is None and grade.needs_manual_grade
-        grade.manual_score = grade.max_score
-        gb.db.commit()
-
-    nbgrader(folder, "export", "--to", "grades.csv")
-    rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(open(folder / "grades.csv", encoding="utf-8"))}
-    full = {a: sum(cell_points(source[a]).values()) for a in ("ch05", "bigram")}
-    lost = {("ch05", "wrong"): exercise_points(source["ch05"], "ex01"),
-            ("bigram", "raising"): exercise_points(source["bigram"], "ex08")}
-    written = cell_points(source["ch05"])["ex04_WHY_PARALLEL"]
-    expected = {}
-    for assignment in ("ch05", "bigram"):
-        for student in students_of[assignment]:
-            if student == "stubs":
-                expected[assignment, student] = 0
-            else:  # the written answer counts only once graded by hand (here: the solved student's)
-                ungraded = written if assignment == "ch05" and student != "solved" else 0
-                expected[assignment, student] = full[assignment] - ungraded - lost.get((assignment, student), 0)
-    got = {key: float(rows[key]["score"]) for key in expected}
-    assert got == {k: float(v) for k, v in expected.items()}, (got, expected)
-    for key in expected:
-        assert float(rows[key]["max_score"]) == full[key[0]]
-    assert lost[("ch05", "wrong")] == course.exercise("ex01").points
-    assert lost[("bigram", "raising")] == course.exercise("ex08").points
-
 
 # An answer cell written the way an attacker writes it: the test cells below it call
 # `run_check` from the notebook's namespace, so rebinding it (and patching the module, for
@@ -221,6 +169,57 @@ grader.notebook.run_check = run_check
 '''
 
 
+def submission(release_nb, solutions: dict[str, str], kind: str):
+    nb = nbformat.from_dict(release_nb)
+    for cell in nb.cells:
+        gid = meta(cell).get("grade_id")
+        if kind == "cheater" and gid == "ex01_answer":
+            cell.source = CHEAT + "\n" + cell.source  # every answer stays a stub
+        if kind in ("stubs", "cheater"):
+            continue
+        if meta(cell).get("solution") and gid in solutions:
+            cell.source = solutions[gid]
+        if kind == "wrong" and gid == "ex01_answer":
+            cell.source = WRONG_EX01
+        if kind == "raising" and gid == "ex08_answer":
+            cell.source = 'raise RuntimeError("学生的单元格出错 / the student\'s cell fails")\n' + cell.source
+    return nb
+
+
+@pytest.fixture(scope="module")
+def autograded(folder) -> dict:
+    """Both assignments released, every student's notebook handed in and autograded, chapter 5's
+    feedback generated: once for the whole module."""
+    release, source = {}, {}
+    for assignment, students in STUDENTS.items():
+        nbgrader(folder, "generate_assignment", assignment, "--force")
+        release[assignment] = nbformat.read(folder / "release" / assignment / f"{assignment}.ipynb", as_version=4)
+        source[assignment] = nbformat.read(folder / "source" / assignment / f"{assignment}.ipynb", as_version=4)
+        for student in students:
+            target = folder / "submitted" / student / assignment / f"{assignment}.ipynb"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(submission(release[assignment], solution_sources(source[assignment]), student), target)
+    log = ""
+    for assignment in STUDENTS:
+        run = nbgrader(folder, "autograde", assignment, "--create", "--force")
+        log += run.stdout + run.stderr
+    nbgrader(folder, "generate_feedback", "ch05", "--force")
+    return {"folder": folder, "release": release, "source": source, "log": log}
+
+
+def test_release_hides_solutions_and_hidden_checks(autograded):
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    for assignment in STUDENTS:
+        MetadataValidator().validate_nb(autograded["release"][assignment])
+        text = (autograded["folder"] / "release" / assignment / f"{assignment}.ipynb").read_text(encoding="utf-8")
+        assert "BEGIN HIDDEN TESTS" not in text and "BEGIN SOLUTION" not in text
+        hidden = [c for c in autograded["source"][assignment].cells if "BEGIN HIDDEN TESTS" in c.source]
+        assert hidden
+        for cell in hidden:  # the hidden checks' calls are gone, their cells (and points) stay
+            assert re.search(r'run_check\("ex\d\d", "(\w+)"', cell.source).group(0) not in text
+
+
 def export_scores(folder: Path) -> dict[tuple[str, str], float]:
     (folder / "grades.csv").unlink(missing_ok=True)
     nbgrader(folder, "export", "--to", "grades.csv")
@@ -228,29 +227,55 @@ def export_scores(folder: Path) -> dict[tuple[str, str], float]:
             for r in csv.DictReader(open(folder / "grades.csv", encoding="utf-8"))}
 
 
-def test_batch_writes_the_honest_scores_into_nbgraders_gradebook(course, tmp_path):
+def graded_copy(autograded, tmp_path: Path) -> Path:
+    """The graded course folder, copied: a test that changes the gradebook changes its own."""
+    folder = tmp_path / "course"
+    shutil.copytree(autograded["folder"], folder, symlinks=True)
+    return folder
+
+
+def test_autograde_then_export(autograded, course, tmp_path):
+    from nbgrader.api import Gradebook
+
+    folder, source = graded_copy(autograded, tmp_path), autograded["source"]
+    # the instructor grades the written answer (what formgrader does), for the solved student
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
+        grade = gb.find_grade("ex04_WHY_PARALLEL", "ch05", "ch05", "solved")
+        assert grade.auto_score is None and grade.needs_manual_grade
+        grade.manual_score = grade.max_score
+        gb.db.commit()
+
+    nbgrader(folder, "export", "--to", "grades.csv")
+    rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(open(folder / "grades.csv", encoding="utf-8"))}
+    full = {a: sum(cell_points(source[a]).values()) for a in STUDENTS}
+    written = cell_points(source["ch05"])["ex04_WHY_PARALLEL"]
+    lost = {("ch05", "wrong"): exercise_points(source["ch05"], "ex01"),
+            ("bigram", "raising"): exercise_points(source["bigram"], "ex08")}
+    expected = {}
+    for assignment, students in STUDENTS.items():
+        for student in students:
+            if student == "stubs":
+                expected[assignment, student] = 0
+            elif student == "cheater":  # nbgrader's own autograde: every automatic point (see below)
+                expected[assignment, student] = full[assignment] - written
+            else:  # the written answer counts only once graded by hand (here: the solved student's)
+                ungraded = written if assignment == "ch05" and student != "solved" else 0
+                expected[assignment, student] = full[assignment] - ungraded - lost.get((assignment, student), 0)
+    got = {key: float(rows[key]["score"]) for key in expected}
+    assert got == {k: float(v) for k, v in expected.items()}, (got, expected)
+    for key in expected:
+        assert float(rows[key]["max_score"]) == full[key[0]]
+    assert lost[("ch05", "wrong")] == course.exercise("ex01").points
+    assert lost[("bigram", "raising")] == course.exercise("ex08").points
+
+
+def test_batch_writes_the_honest_scores_into_nbgraders_gradebook(autograded, tmp_path):
     """In nbgrader's own autograde a cell that replaces run_check takes the automatic points;
     `grade batch submitted/ --nbgrader-db gradebook.db` puts the honest scores in their place
     (what `nbgrader export` reads), keeping the grades an instructor gave by hand."""
-    from grader.build.nbgrader_export import build_nbgrader
     from nbgrader.api import Gradebook
 
-    folder = tmp_path / "course"
-    build_nbgrader(course, folder, echo=lambda *_: None)
-    nbgrader(folder, "generate_assignment", "ch05", "--force")
-    release = nbformat.read(folder / "release" / "ch05" / "ch05.ipynb", as_version=4)
-    source = nbformat.read(folder / "source" / "ch05" / "ch05.ipynb", as_version=4)
-    cheater = nbformat.from_dict(release)
-    for cell in cheater.cells:
-        if meta(cell).get("grade_id") == "ex01_answer":
-            cell.source = CHEAT + "\n" + cell.source  # every answer stays a stub
-    for student, nb in (("cheater", cheater), ("solved", submission(release, solution_sources(source), "solved"))):
-        target = folder / "submitted" / student / "ch05" / "ch05.ipynb"
-        target.parent.mkdir(parents=True)
-        nbformat.write(nb, target)
-    nbgrader(folder, "autograde", "ch05", "--create", "--force")
-
-    points = cell_points(source)
+    folder, points = graded_copy(autograded, tmp_path), cell_points(autograded["source"]["ch05"])
     written = points["ex04_WHY_PARALLEL"]
     automatic = sum(points.values()) - written
     in_kernel = export_scores(folder)
@@ -264,7 +289,7 @@ def test_batch_writes_the_honest_scores_into_nbgraders_gradebook(course, tmp_pat
         gb.db.commit()
 
     grade = str(Path(sys.executable).parent / "grade")
-    proc = subprocess.run([grade, "batch", str(folder / "submitted"), "--out", str(tmp_path / "out"), "-j", "1",
+    proc = subprocess.run([grade, "batch", str(folder / "submitted"), "--out", str(tmp_path / "out"), "-j", "2",
                            "--only", "ch05", "--no-progress", "--nbgrader-db", str(db)],
                           capture_output=True, text=True, timeout=900, env={**os.environ, "GRADE_LANG": "en"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -273,12 +298,71 @@ def test_batch_writes_the_honest_scores_into_nbgraders_gradebook(course, tmp_pat
     honest = export_scores(folder)
     assert honest[("ch05", "cheater")] == 0.5  # stubs earn nothing; the hand-given half point stays
     assert honest[("ch05", "solved")] == sum(points.values())
+    assert honest[("ch05", "stubs")] == 0
+    assert honest[("ch05", "wrong")] == in_kernel[("ch05", "wrong")]  # honest answers: the kernel's score stands
     with Gradebook(f"sqlite:///{db}") as gb:
         kept = gb.find_grade("ex01_test_make_windows_course_example", "ch05", "ch05", "cheater")
         assert kept.auto_score == 0 and kept.manual_score == 0.5 and kept.needs_manual_grade
         hidden = gb.find_grade("ex01_test_make_windows_random_strides", "ch05", "ch05", "solved")
         assert hidden.auto_score == points["ex01_test_make_windows_random_strides"] > 0
         assert not hidden.needs_manual_grade
+
+
+def _test_cells(nb):
+    return [c for c in nb.cells if meta(c).get("grade") and not meta(c).get("solution") and c.cell_type == "code"]
+
+
+def test_autograde_logs_no_partial_credit_warning(autograded):
+    assert "autograd" in autograded["log"].lower()  # the log was captured at all
+    assert autograded["log"].count(WARNING) == 0, [l for l in autograded["log"].splitlines() if WARNING in l][:3]
+
+
+def test_test_cells_print_their_report_and_evaluate_to_nothing(autograded):
+    for student in ("solved", "wrong"):
+        nb = nbformat.read(autograded["folder"] / "autograded" / student / "ch05" / "ch05.ipynb", as_version=4)
+        cells = _test_cells(nb)
+        assert len(cells) > 20
+        for cell in cells:
+            kinds = [o.output_type for o in cell.outputs]
+            assert "execute_result" not in kinds, (cell.source, cell.outputs)
+            assert not any(o.output_type == "stream" and o.name == "stderr" for o in cell.outputs), cell.outputs
+        printed = ["".join(o.text for o in c.outputs if o.output_type == "stream") for c in cells]
+        assert all(printed), "every test cell prints the check's report"
+        for text in printed:
+            assert all(width(line) <= WRAP for line in text.splitlines()), text
+        failed = [c for c in cells if any(o.output_type == "error" for o in c.outputs)]
+        assert (student == "solved") == (not failed)
+        if student == "wrong":
+            assert {meta(c)["grade_id"].split("_")[0] for c in failed} == {"ex01"}
+            assert any(width(line) > WRAP // 2 for text in printed for line in text.splitlines())  # long, wrapped
+
+
+def test_grade_cells_are_titled(autograded):
+    for cell in _test_cells(autograded["source"]["ch05"]):
+        title = cell.metadata["gpt_course"]["title"]
+        assert title.startswith(meta(cell)["grade_id"].split("_")[0] + " · ") and "|" in title
+        assert title in cell.source.splitlines()[0]  # the first comment line names the check
+
+
+def test_feedback_index_names_the_checks(autograded):
+    source = autograded["source"]["ch05"]
+    page = (autograded["folder"] / "feedback" / "solved" / "ch05" / "ch05.html").read_text(encoding="utf-8")
+    toc = page[page.index('<div id="toc">'):page.index("</ol>")]
+    assert "Test cell" not in toc
+    titles = [c.metadata["gpt_course"]["title"] for c in _test_cells(source)]
+    assert sum(html.escape(t, quote=False) in toc or t in toc for t in titles) == len(titles)
+    graded_cells = [c for c in source.cells if meta(c).get("grade")]
+    possible = sum(meta(c)["points"] for c in graded_cells)
+    written = sum(meta(c)["points"] for c in graded_cells if c.cell_type == "markdown")  # ex04, graded by hand
+    assert f"(Score: {float(possible - written)} / {float(possible)})" in page  # every automatic point
+
+
+def test_wrap_line_keeps_every_piece_within_the_width():
+    line = "      诊断: " + "展平顺序错了，" * 30 + " expected [([12, 9, 31], [9, 31, 7])] " * 5
+    parts = wrap_line(line, 60)
+    assert len(parts) > 3 and all(width(p) <= 60 for p in parts)
+    assert "".join(p.strip() for p in parts).replace(" ", "") == line.strip().replace(" ", "")
+    assert wrap_line("short") == ["short"]
 
 
 def test_nbgrader_db_needs_an_nbgrader_folder(tmp_path):
