@@ -46,7 +46,7 @@ from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
 from grader.cohort.students import Student, find_students, is_nbgrader_dir, student_key
 from grader.model.course import Course
-from grader.model.fingerprint import answers_fingerprint
+from grader.model.fingerprint import answers_fingerprint, derived_fingerprint
 
 __all__ = [
     "FORMAT_EXT",
@@ -70,10 +70,7 @@ __all__ = [
 def course_fingerprint(course: Course, ids: list[str], lang: str, answers_fp: str | None = None) -> str:
     """Everything a grade depends on besides the student: course, checks, references, probes
     (`answers_fingerprint`, given when the caller has it), the exercises graded and the language."""
-    import hashlib
-
-    base = answers_fp or answers_fingerprint(course)
-    return hashlib.sha256(f"{base}|{STATE_VERSION}|{','.join(ids)}|{lang}".encode()).hexdigest()
+    return derived_fingerprint(answers_fp or answers_fingerprint(course), str(STATE_VERSION), ",".join(ids), lang)
 
 
 def check_out(root: Path, out: Path) -> None:

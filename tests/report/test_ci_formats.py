@@ -21,7 +21,6 @@ from grader.report.gradescope import HIDDEN_VISIBILITY
 from grader.report.render import render
 
 
-
 def _exercise(ex_id="ex01", title=Text("训练窗口 | x", "Windows | x")) -> Exercise:
     return Exercise(id=ex_id, assignment="ch05", file=f"{ex_id}_windows.py", title=title, section="5.2", points=4,
                     timeout=10, hints=(Text("提示", "hint"),))

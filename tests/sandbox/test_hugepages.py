@@ -88,7 +88,7 @@ def test_a_batchs_zygote_maps_its_heap_as_huge_pages_and_its_workers_still_grade
         finally:
             zygote.close()
     # torch's heap is about 145 MB; the collapse maps most of it (80 MB or more measured).
-    assert measured[True] >= 32 * 1024 and measured[True] > measured[False], measured
+    assert measured[True] >= 32 * 1024, measured
     assert measured[True] >= measured[False] + 16 * 1024, measured
 
 
