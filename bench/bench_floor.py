@@ -1,6 +1,6 @@
 """Benchmark: the least any `grade batch` with a process per exercise could cost on chapter 5.
 
-    python bench/bench_floor.py [-n 40] [-r 5] [--batch]
+    python bench/bench_floor.py [-n 40] [-r 5] [--batch] [--starts]
 
 Issue 11 asks for a whole run of 40 chapter-5 submissions in at most 0.08 x a bare
 `python -c "import torch"` per submission. This script measures, side by side in one run,
@@ -19,7 +19,11 @@ reach on this machine:
    worker per exercise, signed answers), without pytest: what the isolation itself adds;
    then again with the fence off (what the fence's part is), and the cost of one more call
    of a worker already started (what the per-call exchange is).
-4. `judge`: the judge's own part with the submission's calls made in-process: pytest's
+4. `empty`: layer 2 with no calls (fork, import the exercise file, exit): `workers` less this
+   is the checks' own work, the part that checks doing less would save.
+   With `--starts`, layers 2 and 3 again with each exercise's first call only: what a worker's
+   start and end cost in the sandbox against a plain child, apart from its calls.
+5. `judge`: the judge's own part with the submission's calls made in-process: pytest's
    protocol per check and the comparisons with cached reference answers (the checks run
    warm in one process, minus the same calls replayed there alone). No report is written.
 
@@ -27,7 +31,8 @@ floor = (bare + N x (workers + judge) / cores) / (N x bare): one torch import fo
 run (any batch starts an interpreter and imports torch), every core always busy, nothing
 else. With `--batch` the real `grade batch` on 1 and on N copies is timed in the same run:
 its whole-run ratio, and the CPU of every process it started per further submission, beside
-the floor.
+the floor; and what 0.08 leaves for a further submission, (0.08 x N x bare - T(1)) x cores /
+(N - 1) of CPU, beside the real figure with and without the checks' own work.
 """
 
 from __future__ import annotations
@@ -242,6 +247,22 @@ def sandboxed(course, calls: dict[str, list[tuple[dict, bool]]], rounds: int, fe
         zygote.close()
 
 
+def starts_apart(course, calls: dict[str, list[tuple[dict, bool]]], plain: float, sandboxed_all: float,
+                 rounds: int) -> str:
+    """The sandbox's extra CPU over plain children, split into a worker's start and end and its
+    calls: both replayed again with each exercise's first call only (`plain` and `sandboxed_all`
+    are the full replays' CPU per submission)."""
+    first = {e: requests[:1] for e, requests in calls.items()}
+    plain_first = statistics.median(replay_cold(course, first) for _ in range(rounds))
+    sandboxed_first = sandboxed(course, first, 4 * rounds)["workers"]
+    per_worker = (sandboxed_first - plain_first) / len(calls)
+    others = sum(map(len, calls.values())) - len(calls)
+    per_call = ((sandboxed_all - plain) - (sandboxed_first - plain_first)) / others
+    return (f"each exercise's first call only: plain children {plain_first * 1000:.0f} ms, the sandbox's workers "
+            f"{sandboxed_first * 1000:.0f} ms CPU per submission: {per_worker * 1000:.0f} ms more a worker to start "
+            f"and end; the other {others} calls {per_call * 1000:.2f} ms more each, cold")
+
+
 def bare_imports(rounds: int) -> list[float]:
     from bench_batch import timed
 
@@ -253,6 +274,8 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=40, help="submissions the ratio is for (default 40)")
     parser.add_argument("-r", type=int, default=5, help="rounds of each measurement (default 5)")
     parser.add_argument("--batch", action="store_true", help="also time the real grade batch on N copies")
+    parser.add_argument("--starts", action="store_true",
+                        help="also the plain and the sandboxed children with each exercise's first call only")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     sys.dont_write_bytecode = True
@@ -273,6 +296,7 @@ def main() -> None:
     replay_cold(course, calls)  # the first round pays for loading the solutions' pages
     floor_faults: list[int] = []
     workers = statistics.median(replay_cold(course, calls, floor_faults) for _ in range(args.r))
+    empty = statistics.median(replay_cold(course, {e: [] for e in calls}) for _ in range(args.r))
     fenced = sandboxed(course, calls, 4 * args.r)
     unfenced = sandboxed(course, calls, 4 * args.r, fence=False)
     bare = statistics.median(bare_imports(args.r))
@@ -284,12 +308,16 @@ def main() -> None:
     print(f"bare `python -c 'import torch'`: {bare:.3f} s (median of {args.r})")
     print(f"workers, no sandbox (fork, import, calls, exit; cold): {workers * 1000:.0f} ms CPU per submission; "
           f"{statistics.median(floor_faults):.0f} page faults per child")
+    print(f"the same children with no calls (fork, import, exit): {empty * 1000:.0f} ms CPU per submission; "
+          f"the checks' own work: {(workers - empty) * 1000:.0f} ms")
     print(f"judge, no worker (pytest protocol, comparisons): {judge * 1000:.0f} ms CPU per submission")
     for name, found in (("the same calls in the real sandbox", fenced), ("the same, the fence off", unfenced)):
         print(f"{name} (zygote, guard, sockets; no pytest): workers {found['workers'] * 1000:.0f} ms, the "
               f"judge's side of the exchange {found['exchange'] * 1000:.0f} ms CPU per submission; one more "
               f"call of a started worker {found['per_call'] * 1e6:.0f} µs, both sides; "
               f"{found['faults']:.0f} page faults per worker, the zygote's side of each fork included")
+    if args.starts:
+        print(starts_apart(course, calls, workers, fenced["workers"], args.r))
     print(f"floor, whole run of {n}: ({bare:.2f} + {n} x {(workers + judge) * 1000:.0f} ms / {cores}) / "
           f"({n} x {bare:.2f}) = {floor:.3f}  (issue 11's target <= 0.08)")
     if args.batch:
@@ -300,9 +328,14 @@ def main() -> None:
             before = children_cpu()
             runs[count] = (bench_batch(count, cores, ASSIGNMENT, "ex0[1-5]_*.py", None), children_cpu() - before)
         (one, one_cpu), (seconds, cpu) = runs[1], runs[n]
+        further = (cpu - one_cpu) / (n - 1)
+        allowed = (0.08 * n * bare - one) * cores / (n - 1)
         print(f"grade batch, 1 submission: {one:.2f} s; {n} submissions: {seconds:.2f} s, "
-              f"{(cpu - one_cpu) / (n - 1) * 1000:.0f} ms CPU per further submission; "
+              f"{further * 1000:.0f} ms CPU per further submission; "
               f"ratio, whole run: {seconds / (n * bare):.3f}")
+        print(f"0.08 leaves a further submission {allowed * 1000:.0f} ms of CPU ((0.08 x {n} x {bare:.2f} - "
+              f"{one:.2f}) x {cores} / {n - 1}); the real batch takes {further * 1000:.0f} ms, "
+              f"{(further - (workers - empty)) * 1000:.0f} ms of it besides the checks' own work")
 
 
 if __name__ == "__main__":
