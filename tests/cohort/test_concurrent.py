@@ -4,6 +4,8 @@ Several `grade` runs at once on one machine keep their own worker uids (leased b
 a file lock) and their own processes: each run's sweep touches only its own uids, every
 score comes out right. kill -9 of a run leaves none of its processes behind (the judges and
 the zygote die with it; the block's watchdog sweeps the workers' uids, then frees the block).
+As an ordinary user (no leases; each worker in its own user and PID namespaces) the same holds:
+runs at once keep every score, and kill -9 of one leaves none of its processes.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
 from tests.cohort.test_batch import cohort
+from tests.sandbox.as_user import as_user_prefix, needs_root
 from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, make_course
 
 ROOT = os.geteuid() == 0
@@ -143,18 +147,27 @@ def test_runs_at_once_keep_every_score(course, tmp_path):
     assert report["score"] == report["max_score"] > 0, err[-2000:]
 
 
-def _session_processes(sid: int) -> set[int]:
-    found = set()
+def _live_processes():
+    """(pid, the fields of /proc/pid/stat after the name, effective uid) of every process not a zombie."""
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as handle:
                     fields = handle.read().rsplit(")", 1)[1].split()
-            except OSError:
+                with open(f"/proc/{entry}/status") as handle:
+                    uid = next(int(line.split()[2]) for line in handle if line.startswith("Uid:"))
+            except (OSError, StopIteration):
                 continue
-            if int(fields[3]) == sid and fields[0] != "Z":  # field 6 of stat: the session id
-                found.add(int(entry))
-    return found
+            if fields[0] != "Z":
+                yield int(entry), fields, uid
+
+
+def _session_processes(sid: int) -> set[int]:
+    return {pid for pid, fields, _ in _live_processes() if int(fields[3]) == sid}  # field 6: the session id
+
+
+def _processes_of(uid: int) -> set[int]:
+    return {pid for pid, _, owner in _live_processes() if owner == uid}
 
 
 def test_kill9_of_a_batch_leaves_no_process(course, tmp_path):
@@ -180,3 +193,68 @@ def test_kill9_of_a_batch_leaves_no_process(course, tmp_path):
 
 
 
+
+
+@needs_root
+def test_as_an_ordinary_user_runs_at_once_keep_every_score_and_kill9_leaves_nothing():
+    """The same as ordinary users: no uid leases then, each run's workers in their own user and
+    PID namespaces. As uid 61999, two batches and a `grade all` at once, while a batch run as
+    uid 61998, its students stuck in an endless import, is killed with -9: no process of that
+    uid stays (workers included, wherever their session), every score of the others is right."""
+    import shutil
+    import tempfile
+
+    scratch = Path(tempfile.mkdtemp(prefix="grade-asuser-", dir="/tmp"))
+    prefix, killer = as_user_prefix(scratch), as_user_prefix(scratch, uid=61998)
+    (scratch / "runs").mkdir()
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(scratch / "runs"), "GRADE_LANG": "en"}
+    course = make_course(scratch, timeout=30)  # pytest's tmp is root's alone
+    exe = [str(Path(sys.executable).parent / "grade"), "--course", str(course)]
+
+    def start(*args: str, who: list[str] = prefix, output=subprocess.PIPE) -> subprocess.Popen:
+        return subprocess.Popen([*who, *exe, *args], cwd="/", env=env, stdout=output, stderr=output, text=True)
+
+    try:
+        folders = [cohort(scratch / f"cohort{i}", n, slow=s) for i, (n, s) in enumerate(((3, 0.3), (5, 0.3), (3, 600)))]
+        for path in scratch.rglob("*"):
+            if not path.is_symlink():  # readable by the users (the scripts stay executable)
+                path.chmod(path.stat().st_mode | (0o755 if path.is_dir() else 0o644))
+        (scratch / "runs").chmod(0o777)
+        outs = [scratch / "runs" / f"out{i}" for i in range(3)]
+        assert not _processes_of(61998)
+        killed = start("batch", str(folders[2]), "--out", str(outs[2]), "--no-progress", "-j", "2", who=killer,
+                       output=subprocess.DEVNULL)  # what it leaves behind would hold a pipe open
+        runs = [(start("batch", str(folders[i]), "--out", str(outs[i]), "--no-progress", "-j", "2"), n, i)
+                for i, n in ((0, 3), (1, 5))]
+        alone = start("all", "--submission", str(folders[0] / "s00"), "--format", "json")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(_processes_of(61998)) < 6:
+            time.sleep(0.05)
+        # the batch, its zygote, two judges, and a worker per judge importing forever (each a
+        # PID namespace's parent and init)
+        assert len(_processes_of(61998)) >= 6
+        time.sleep(1)
+        os.kill(killed.pid, signal.SIGKILL)
+        killed.wait()
+        deadline = time.monotonic() + 15
+        while _processes_of(61998) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _processes_of(61998)
+        for proc, n, i in runs:
+            out, err = proc.communicate(timeout=600)
+            assert proc.returncode == 0, err[-3000:]
+            book = json.loads((outs[i] / "results.json").read_text(encoding="utf-8"))
+            assert len(book["students"]) == n
+            full = sum(e["max_score"] for e in book["exercises"])
+            for name, entry in book["students"].items():
+                assert entry["score"] == (full if int(name[1:]) % 3 == 0 else 0), (i, name)
+        out, err = alone.communicate(timeout=600)
+        report = json.loads(out)
+        assert report["score"] == report["max_score"] > 0, err[-2000:]
+    finally:
+        for pid in _processes_of(61998):  # whatever a failure left
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        shutil.rmtree(scratch, ignore_errors=True)

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sandbox.as_user import as_user_prefix, needs_root
+
 KIT = Path(__file__).resolve().parents[2]
 GRADE = [str(Path(sys.executable).parent / "grade")]
 DATA = os.environ.get("GPT_COURSE_DATA", "/work/shared/datasets")
@@ -399,16 +401,7 @@ def test_wrong_types_fail_with_the_way_to_the_right_one(tmp_path):
 
 # --------------------------------------------------------------------------- point 4: signals
 
-ASUSER = """#!/bin/sh
-exec unshare -m sh -c '
-mkdir -p "$0/.pyenv" && mount --bind /root/.pyenv "$0/.pyenv" &&
-mount -t tmpfs -o mode=755 tmpfs /root && mkdir /root/.pyenv && mount --bind "$0/.pyenv" /root/.pyenv &&
-exec setpriv --reuid=61999 --regid=61999 --clear-groups "$@"' "$@"
-"""
-
-
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"),
-                    reason="needs root to start an ordinary user's run here")
+@needs_root
 def test_as_a_user_the_worker_cannot_signal_the_grader():
     """kill(-1) and a kill of every pid in /proc from the student's import: the grade survives.
 
@@ -433,16 +426,13 @@ def test_as_a_user_the_worker_cannot_signal_the_grader():
             pass
     """)
     _write(folder, "ex01_windows.py", source)
-    script = tmp_path / "asuser.sh"
-    script.write_text(ASUSER)
-    script.chmod(0o755)
-    os.chmod(tmp_path, 0o755)
+    prefix = as_user_prefix(tmp_path)
     for p in folder.iterdir():
         p.chmod(0o644)
     folder.chmod(0o755)
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"}
     try:
-        run = subprocess.run([str(script), str(tmp_path), *GRADE, "ex01", "--submission", str(folder)],
+        run = subprocess.run([*prefix, *GRADE, "ex01", "--submission", str(folder)],
                              cwd="/", env=env, capture_output=True, text=True, timeout=600)
     finally:
         shutil.rmtree(tmp_path, ignore_errors=True)
