@@ -192,9 +192,6 @@ def test_kill9_of_a_batch_leaves_no_process(course, tmp_path):
     assert len(json.loads((out / "results.json").read_text(encoding="utf-8"))["students"]) == 6
 
 
-
-
-
 @needs_root
 def test_as_an_ordinary_user_runs_at_once_keep_every_score_and_kill9_leaves_nothing():
     """The same as ordinary users: no uid leases then, each run's workers in their own user and
@@ -233,7 +230,7 @@ def test_as_an_ordinary_user_runs_at_once_keep_every_score_and_kill9_leaves_noth
         # the batch, its zygote, two judges, and a worker per judge importing forever (each a
         # PID namespace's parent and init)
         assert len(_processes_of(61998)) >= 6
-        time.sleep(1)
+        time.sleep(1)  # the workers well into the student's import, past their own start
         os.kill(killed.pid, signal.SIGKILL)
         killed.wait()
         deadline = time.monotonic() + 15

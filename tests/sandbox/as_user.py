@@ -1,8 +1,8 @@
 """Running a command as an ordinary user (uid 61999 unless told, no one else's) from a root test run.
 
-The interpreter here lives under /root (pyenv), which another uid cannot enter: the command
-runs in a private mount namespace where /root is a world-readable tmpfs holding only
-/root/.pyenv, bound back in. Needs root, `unshare` and `setpriv`.
+An interpreter installed under /root (pyenv, here) cannot be reached by another uid: the
+command then runs in a private mount namespace where /root is a world-readable tmpfs holding
+only the interpreter's installation, bound back in. Needs root, `unshare` and `setpriv`.
 
     >>> prefix = as_user_prefix(folder)        # folder: a world-readable scratch folder
     >>> subprocess.run([*prefix, grade, "ex01", ...], cwd="/", env=env)
@@ -12,17 +12,24 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 USER = 61999
 
-SCRIPT = """#!/bin/sh
+# Called as: script FOLDER HOME COMMAND...; FOLDER is a mount point for HOME (the installation)
+# while /root is covered.
+UNDER_ROOT = """#!/bin/sh
 exec unshare -m sh -c '
-mkdir -p "$0/.pyenv" && mount --bind /root/.pyenv "$0/.pyenv" &&
-mount -t tmpfs -o mode=755 tmpfs /root && mkdir /root/.pyenv && mount --bind "$0/.pyenv" /root/.pyenv &&
-exec setpriv --reuid={uid} --regid={uid} --clear-groups "$@"' "$@"
+mkdir -p "$0/python" && mount --bind "$1" "$0/python" &&
+mount -t tmpfs -o mode=755 tmpfs /root && mkdir -p "$1" && mount --bind "$0/python" "$1" &&
+shift && exec setpriv --reuid={uid} --regid={uid} --clear-groups "$@"' "$@"
+"""
+ELSEWHERE = """#!/bin/sh
+shift 2
+exec setpriv --reuid={uid} --regid={uid} --clear-groups "$@"
 """
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("unshare"),
@@ -32,8 +39,10 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv")
 def as_user_prefix(folder: Path, uid: int = USER) -> list[str]:
     """The command prefix that runs what follows as `uid`; `folder` holds its script (and is
     the mount point it needs), so it must outlive the command."""
+    home = os.path.realpath(sys.base_prefix)
+    text = UNDER_ROOT if home.startswith("/root/") else ELSEWHERE
     script = Path(folder) / f"asuser-{uid}.sh"
-    script.write_text(SCRIPT.format(uid=uid))
+    script.write_text(text.format(uid=uid))
     script.chmod(0o755)
     os.chmod(folder, 0o755)
-    return [str(script), str(folder)]
+    return [str(script), str(folder), home]
