@@ -7,18 +7,22 @@ Every folder of DIR is a student, dot-folders included, and gets exactly one row
 - Each folder is keyed by an injective encoding of its exact name (`student_key`): percent
   escapes plus a hash of the name's bytes, so `alice smith` and `alice_smith` (or `Alice`
   and `alice` on a case-blind disk) never share a state file.
-- The whole folder is read as data by `grader.sandbox.intake`'s rules (`survey`: `lstat`
-  only, no link followed at any depth, at most 4000 entries and 12 levels) before a byte is
-  read. A link or a special file (FIFO, device, socket) anywhere but as a file the exercises
-  are read from (a linked `exercises/`, a linked sub-folder or data file, a link in a nested
-  folder, a FIFO deep inside) refuses the whole submission: every exercise 0, the reason in
-  the `note` column and in every check's message.
+- The folder is read as data by `grader.sandbox.intake`'s rules (`survey`: `lstat` only, no
+  link followed, at most 4000 entries) before a byte is read, and only where exercises are
+  read from: its top level and `exercises/` (nbgrader: each assignment folder). Anything
+  else (a `.venv`, `.git`, a data folder) is never walked: a correct submission beside a
+  virtual environment keeps its marks, and a huge tree costs nothing.
 - A file the exercises are read from (a top-level `*.py` of the folder they are found in)
   that is a link, a FIFO, a device, a socket, a folder or over `SOURCE_CAP` is refused
   *without being opened* and named in the student's problems; the other files are still
-  graded. Accepted files are copied (capped, checked to be the file the survey saw) into
-  OUT/staged/<key>/, the folder the workers then read; the fingerprint of the submission is
-  taken while copying. Files nothing reads (data, notes) cost an `lstat` each.
+  graded. A link or special file among what is looked at but not read (`data -> …`, a linked
+  `exercises/` beside top-level files, a FIFO named `notes`) is never opened either: it is
+  named in the `note` column ("not read") and costs nothing. Accepted files are copied
+  (capped, checked to be the file the survey saw) into OUT/staged/<key>/, the folder the
+  workers then read; the fingerprint of the submission is taken while copying.
+- What refuses the whole submission (every exercise 0, the reason in the `note` column and in
+  every check's message): a folder that cannot be read, or one with more than 4000 entries
+  where exercises are read from.
 - nbgrader notebooks are surveyed and capped the same way before they are parsed; their
   solution cells are extracted into OUT/staged/<key>/.
 
@@ -160,12 +164,12 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
         fingerprint = _stage(target, files, problems)
         names = set(files)
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)
-        if not any(EXERCISE_FILE.match(n) for n in names) and not problems:
+        if not any(EXERCISE_FILE.match(n) for n in names) and all(p.get("unread") for p in problems):
             problems.append({"file": "", "reason": "no_notebooks" if nbgrader else "no_exercise_files"})
         if any(p["reason"] in (WHOLE, "kit_link") for p in problems):  # every exercise says why
             refused = {ex.file: problems[0] for ex in course.exercises}
         else:
-            refused = {p["file"]: p for p in problems if p.get("file")}
+            refused = {p["file"]: p for p in problems if p.get("file") and not p.get("unread")}
         students.append(Student(display_name(entry.name), key, target, fingerprint, present, tuple(problems), refused))
     return students
 
@@ -179,25 +183,40 @@ def _read_student(folder: str, course: Course, nbgrader: bool) -> tuple[dict[str
     """The files to stage and the problems, the folder surveyed by intake's rules first.
 
     Links the instructor made on the way to the folder (and the folder itself, when it is one)
-    are taken as they are (`realpath`); below it nothing is followed. Only the files the
-    exercises are read from may be refused one by one (`_source_entry`, `_notebook_entry`);
-    any other link or special file refuses the whole submission.
+    are taken as they are (`realpath`); below it nothing is followed, and only the folders the
+    exercises may be read from are walked. A link or special file is refused alone: as a file
+    the exercises are read from, that exercise says why; anywhere else it is only noted.
     """
     try:
-        found = survey(os.path.realpath(folder), tolerate=_notebook_entry if nbgrader else _source_entry)
+        found = survey(os.path.realpath(folder), descend=_assignment if nbgrader else _inner, tolerate=_alone)
         return _notebook_files(found, course) if nbgrader else _source_files(found)
     except SubmissionRefused as err:
         return {}, [_whole(err)]
 
 
-def _source_entry(parts: tuple[str, ...], _err) -> bool:
-    """A top-level `*.py` of the folder or of `exercises/`: refused alone (the others graded)."""
-    return parts[-1].endswith(".py") and parts[:-1] in ((), INNER)
+def _inner(parts: tuple[str, ...]) -> bool:
+    """Walk `exercises/`, the one sub-folder exercise files are read from."""
+    return parts == INNER
 
 
-def _notebook_entry(parts: tuple[str, ...], _err) -> bool:
-    """`<assignment>/<name>.ipynb`: refused alone."""
-    return len(parts) == 2 and parts[-1].endswith(".ipynb")
+def _assignment(parts: tuple[str, ...]) -> bool:
+    """nbgrader: walk each assignment folder (`<assignment>/*.ipynb`)."""
+    return len(parts) == 1
+
+
+def _alone(_parts: tuple[str, ...], _err) -> bool:
+    """Every link and special file is recorded, never followed, and refuses nothing else."""
+    return True
+
+
+def _unread(found: Survey, read: set[tuple[str, ...]]) -> list[dict]:
+    """The links and special files looked at but not among the files `read` from: noted, not read."""
+    return [{"file": "/".join(display_name(p) for p in err.parts), "reason": _kind(err), "unread": True}
+            for err in found.problems if err.parts not in read]
+
+
+def _kind(err: SubmissionRefused) -> str:
+    return "link" if err.reason == "link" else "special"
 
 
 def _at(found: Survey, parent: tuple[str, ...]) -> dict[str, os.stat_result | SubmissionRefused]:
@@ -210,7 +229,7 @@ def _at(found: Survey, parent: tuple[str, ...]) -> dict[str, os.stat_result | Su
 def _refusal(name: str, info, cap: int) -> dict | None:
     """Why a file is not read (from the survey alone), or None."""
     if isinstance(info, SubmissionRefused):
-        return {"file": display_name(name), "reason": "link" if info.reason == "link" else "special"}
+        return {"file": display_name(name), "reason": _kind(info)}
     if stat.S_ISDIR(info.st_mode):
         return {"file": display_name(name), "reason": "not_a_file"}
     if info.st_size > cap:
@@ -227,15 +246,11 @@ def _source_files(found: Survey) -> tuple[dict[str, bytes], list[dict]]:
     """The `*.py` files of the folder the exercises are in, and the problems of the others."""
     inner = _at(found, INNER) if INNER in found.entries else {}
     base = INNER if any(EXERCISE_FILE.match(name) for name in inner) else ()
-    stray = [err for err in found.problems if err.parts[:-1] != base]
-    if stray:  # a link or special file among what the exercises are not read from
-        raise stray[0]
     files: dict[str, bytes] = {}
     problems: list[dict] = []
     total = 0
-    for name, info in _at(found, base).items():
-        if not name.endswith(".py"):
-            continue
+    here = {name: info for name, info in _at(found, base).items() if name.endswith(".py")}
+    for name, info in here.items():
         refusal = _refusal(name, info, SOURCE_CAP)
         if refusal is None and display_name(name) != name:
             refusal = {"file": display_name(name), "reason": "unreadable"}  # not a Python module name
@@ -250,19 +265,21 @@ def _source_files(found: Survey) -> tuple[dict[str, bytes], list[dict]]:
                 total += len(data)
         if refusal is not None:
             problems.append(refusal)
-    return files, problems
+    return files, problems + _unread(found, {base + (name,) for name in here})
 
 
 def _notebook_files(found: Survey, course: Course) -> tuple[dict[str, bytes], list[dict]]:
     """The exercise files extracted from a student's nbgrader notebooks (capped before parsing)."""
     texts: dict[str, str] = {}
     problems: list[dict] = []
+    read: set[tuple[str, ...]] = set()
     for assignment, kind in _at(found, ()).items():
         if isinstance(kind, SubmissionRefused) or not stat.S_ISDIR(kind.st_mode):
             continue
         for name, info in _at(found, (assignment,)).items():
             if not name.endswith(".ipynb"):
                 continue
+            read.add((assignment, name))
             refusal = _refusal(name, info, NOTEBOOK_CAP)
             data = _read_one(found, (assignment, name), NOTEBOOK_CAP) if refusal is None else None
             if refusal is None and data is None:
@@ -273,7 +290,7 @@ def _notebook_files(found: Survey, course: Course) -> tuple[dict[str, bytes], li
                 continue
             for module, code in extract_notebook_text(data, name, course).items():
                 texts[module] = texts.get(module, "") + code
-    return {name: code.encode("utf-8") for name, code in texts.items()}, problems
+    return {name: code.encode("utf-8") for name, code in texts.items()}, problems + _unread(found, read)
 
 
 def _stage(target: Path, files: dict[str, bytes], problems: list[dict]) -> str:

@@ -3,26 +3,35 @@
 A submission is data. Whoever reads one (the Linux fence, the portable worker on Windows and
 macOS, the judge's syntax scan, `grade batch`'s staging) reads it here, by one set of rules:
 
-- a symbolic link anywhere (the folder itself, any folder on its path, any entry at any depth;
-  on Windows a junction too) refuses the whole submission: `exercises ->
-  /proc/self/cwd/solutions` or a link to the kit's `solutions/` never becomes the student's
-  answer. (POSIX: a root-owned link directly under a root-owned `/`, macOS's `/var`, is the
-  system's and taken as the folder it names.)
-- a FIFO, socket or device refuses it too (a FIFO would block the reader);
-- sizes are capped before reading: a file over `max_file`, a tree over `max_total` bytes or
-  `max_entries` entries, or deeper than `max_depth`, refuses it with the number.
+- only the folders something is read from are walked: the top level (what a worker imports),
+  and for `grade batch` the folders its caller names (`descend`: `exercises/`, nbgrader's
+  assignment folders). Anything else inside (a `.venv`, `.git`, data) is an `lstat` at most:
+  never opened, never walked, never counted against a cap;
+- a symbolic link is never followed: the folder itself or any folder on its path (on Windows a
+  junction too) refuses the whole submission, and so does a link among the files read (a
+  linked `ex01_windows.py`): `exercises -> /proc/self/cwd/solutions` or a link to the kit's
+  `solutions/` never becomes the student's answer. A link that is not read (`data ->
+  ../datasets`, `exercises -> …` beside top-level files) is left alone and recorded. (POSIX: a
+  root-owned link directly under a root-owned `/`, macOS's `/var`, is the system's and taken as
+  the folder it names.)
+- a FIFO, socket or device among the files read refuses it too (a FIFO would block the
+  reader); one that is not read is left alone, never opened;
+- sizes are capped before reading: a file read over `max_file`, the files read together over
+  `max_total` bytes, a walked folder's entries over `max_entries` (listing stops there), or a
+  walk deeper than `max_depth`, refuses it with the number.
 
 Two walkers, one set of rules: where the OS has `O_NOFOLLOW` and `dir_fd` (Linux, macOS),
 file descriptors, `openat(O_NOFOLLOW)` at every step from `/` down; elsewhere (Windows) paths,
 `os.lstat` / `os.scandir` never following, each file opened with `O_NOFOLLOW` where it exists
 and it and every folder on its way checked with `lstat` before and after (a swap refuses).
 
-`read_submission` returns the top level's `*.py` files (what a worker imports); the rest is only
-looked at (kind, size). `survey(folder, tolerate=…)` walks without reading, for callers that
-choose what to read (`grade batch` refuses one exercise's file and still grades the others).
+`read_submission` returns the top level's `*.py` files (what a worker imports).
+`survey(folder, descend=…, tolerate=…)` walks without reading, for callers that choose what to
+read (`grade batch` refuses one exercise's file and still grades the others).
 
-    read_submission("sub")   # {'ex01_windows.py': b'X = 1\\n'}; with sub/data -> /etc:
-    # SubmissionRefused: submission refused: data is a symbolic link (a submission holds …)
+    read_submission("sub")   # {'ex01_windows.py': b'X = 1\\n'}; sub/data -> /etc is not read;
+    # with sub/ex02_nll.py -> ../solutions/ex02_nll.py:
+    # SubmissionRefused: submission refused: ex02_nll.py is a symbolic link (a submission holds …)
 """
 
 from __future__ import annotations
@@ -67,10 +76,14 @@ _WHY = {  # reason -> (zh, en) after the entry's name
 }
 
 
+_FOLDER = "the folder"  # the submission as a whole, in a refusal's words (文件夹 in Chinese)
+
+
 def _refuse(what: str, reason: str, *args, parts=(), zh: str = "", en: str = "") -> SubmissionRefused:
     """The refusal of entry `what` for `reason` (`_WHY`'s words, or `zh` / `en` given)."""
     zh_why, en_why = (zh, en) if zh else _WHY[reason]
-    return SubmissionRefused(f"提交被拒绝：{what} {zh_why.format(*args)}",
+    zh_what = "文件夹" if what == _FOLDER else what
+    return SubmissionRefused(f"提交被拒绝：{zh_what} {zh_why.format(*args)}",
                              f"submission refused: {what} {en_why.format(*args)}", reason, tuple(parts))
 
 
@@ -108,6 +121,17 @@ def _system_path(path: str) -> str:
     if stat.S_ISLNK(first.st_mode) and first.st_uid == 0 and top.st_uid == 0 and not top.st_mode & 0o022:
         return os.path.join(os.path.realpath(os.sep + parts[0]), *parts[1:])
     return path
+
+
+def _first(listing, limit: int) -> list[str]:
+    """The names of at most `limit` entries of a listing: a folder of a million entries is not
+    read whole into memory (past the cap the walk refuses anyway)."""
+    names = []
+    for entry in listing:
+        if len(names) >= limit:
+            break
+        names.append(entry.name)
+    return names
 
 
 def _open_read(path: str, what: str, cap: int, parts, dir_fd: int | None = None) -> tuple[bytes, os.stat_result]:
@@ -181,9 +205,9 @@ class _FdWalk:
                 raise _refuse(what, "not_a_folder", parts=parts) from None
             raise _refuse(what, "unreadable", err.strerror, parts=parts) from None
 
-    def entries(self, handle: int, what: str, parts) -> list[tuple[str, os.stat_result]]:
+    def entries(self, handle: int, what: str, parts, limit: int) -> list[tuple[str, os.stat_result]]:
         with os.scandir(handle) as listing:
-            names = sorted(e.name for e in listing)
+            names = sorted(_first(listing, limit))
         return [(name, os.lstat(name, dir_fd=handle)) for name in names]
 
     def sub(self, handle: int, name: str, info: os.stat_result, what: str, parts) -> int:
@@ -240,11 +264,11 @@ class _PathWalk:
             if is_link(now) or not _same(now, seen):
                 raise _refuse(what, "changed", parts=parts)
 
-    def entries(self, handle: _Place, what: str, parts) -> list[tuple[str, os.stat_result]]:
+    def entries(self, handle: _Place, what: str, parts, limit: int) -> list[tuple[str, os.stat_result]]:
         self._verify(handle, what, parts)
         try:
             with os.scandir(handle.path) as listing:
-                names = sorted(e.name for e in listing)
+                names = sorted(_first(listing, limit))
         except OSError as err:
             raise _refuse(what, "unreadable", err.strerror, parts=parts) from None
         found = [(name, self._lstat(os.path.join(handle.path, name), what, parts)) for name in names]
@@ -339,46 +363,59 @@ class Survey:
 
 
 Tolerate = Callable[[tuple[str, ...], SubmissionRefused], bool]
+Descend = Callable[[tuple[str, ...]], bool]
 
 
-def survey(folder: str, limits: dict | None = None, *, tolerate: Tolerate | None = None,
-           portable: bool | None = None) -> Survey:
+def survey(folder: str, limits: dict | None = None, *, descend: Descend | None = None,
+           tolerate: Tolerate | None = None, portable: bool | None = None) -> Survey:
     """Walk `folder` by the rules above, reading nothing; `SubmissionRefused` for what is unsafe.
-    A link or special file for which `tolerate(parts, refusal)` says True is recorded in
-    `problems` instead (and not looked into). `portable` forces a walker (None: the OS's best).
+
+    Only the top level is listed, and the sub-folders `descend(parts)` says True for (None:
+    none); the others are recorded as folders and never opened. A link or special file for
+    which `tolerate(parts, refusal)` says True is recorded in `problems` instead (and not looked
+    into). `portable` forces a walker (None: the OS's best).
+
+        survey("sub", descend=lambda parts: parts == ("exercises",)).entries
+        # {('exercises',): …, ('exercises', 'ex01_windows.py'): …, ('.venv',): …}  .venv not walked
     """
     caps = {**LIMITS, **(limits or {})}
     walk = _walker(portable)
     found = Survey(os.path.abspath(folder), portable=portable)
     root = walk.root(folder)
     try:
-        _walk(walk, root, (), caps, {"entries": 0}, tolerate, found)
+        _walk(walk, root, (), caps, {"entries": 0}, descend or _nowhere, tolerate, found)
     finally:
         walk.close(root)
     return found
 
 
-def _walk(walk, handle, parts: tuple[str, ...], caps: dict, state: dict, tolerate, found: Survey) -> None:
+def _nowhere(_parts: tuple[str, ...]) -> bool:
+    return False
+
+
+def _walk(walk, handle, parts: tuple[str, ...], caps: dict, state: dict, descend: Descend, tolerate,
+          found: Survey) -> None:
     here = "/".join(shown(p) for p in parts) or "."
     if len(parts) > caps["max_depth"]:
         raise _refuse(here, "too_deep", parts=parts, zh=f"嵌套太深（超过 {caps['max_depth']} 层）",
                       en=f"is nested too deeply (over {caps['max_depth']} levels)")
-    for name, info in walk.entries(handle, here, parts):
+    for name, info in walk.entries(handle, here, parts, caps["max_entries"] - state["entries"] + 1):
         rel = parts + (name,)
         what = "/".join(shown(p) for p in rel)
         state["entries"] += 1
         if state["entries"] > caps["max_entries"]:
-            raise _refuse("the folder", "too_many", parts=rel, zh=f"文件太多（超过 {caps['max_entries']} 个）",
+            raise _refuse(_FOLDER, "too_many", parts=rel, zh=f"文件太多（超过 {caps['max_entries']} 个）",
                           en=f"holds too many entries (over {caps['max_entries']})")
         if is_link(info):
             problem = _refuse(what, "link", parts=rel)
         elif stat.S_ISDIR(info.st_mode):
             found.entries[rel] = info
-            sub = walk.sub(handle, name, info, what, rel)
-            try:
-                _walk(walk, sub, rel, caps, state, tolerate, found)
-            finally:
-                walk.close(sub)
+            if descend(rel):
+                sub = walk.sub(handle, name, info, what, rel)
+                try:
+                    _walk(walk, sub, rel, caps, state, descend, tolerate, found)
+                finally:
+                    walk.close(sub)
             continue
         elif not stat.S_ISREG(info.st_mode):
             problem = _special(what, info.st_mode, rel)
@@ -396,28 +433,33 @@ def _walk(walk, handle, parts: tuple[str, ...], caps: dict, state: dict, tolerat
 def read_submission(folder: str, limits: dict | None = None, *, portable: bool | None = None) -> dict[str, bytes]:
     """The submission's top-level `*.py` files as bytes; `SubmissionRefused` for anything unsafe.
 
-    Every regular file's size counts towards `max_total` (checked before a byte is read); a
-    top-level `*.py` file over `max_file` refuses the submission.
+    A top-level `*.py` that is a link or a special file refuses the submission, and so does one
+    over `max_file`, or all of them together over `max_total` (checked before a byte is read).
+    Other links and special files are not read, and sub-folders not walked.
     """
     caps = {**LIMITS, **(limits or {})}
-    found = survey(folder, caps, portable=portable)
-    total = 0
-    for parts, info in found.entries.items():
-        if stat.S_ISREG(info.st_mode):
-            total += info.st_size
-            if total > caps["max_total"]:
-                raise _refuse("the folder", "over_total", parts=parts, zh=f"太大（超过 {caps['max_total']} 字节）",
-                              en=f"is too large (over {caps['max_total']} bytes)")
+    found = survey(folder, caps, tolerate=_not_imported, portable=portable)
     wanted = [(name,) for name in found.files() if name.endswith(".py")]
+    total = 0
     for parts in wanted:
-        if found.entries[parts].st_size > caps["max_file"]:
-            raise _refuse(shown(parts[0]), "too_large", found.entries[parts].st_size, caps["max_file"], parts=parts)
+        size = found.entries[parts].st_size
+        if size > caps["max_file"]:
+            raise _refuse(shown(parts[0]), "too_large", size, caps["max_file"], parts=parts)
+        total += size
+        if total > caps["max_total"]:
+            raise _refuse(_FOLDER, "over_total", parts=parts, zh=f"太大（超过 {caps['max_total']} 字节）",
+                          en=f"is too large (over {caps['max_total']} bytes)")
     files = {}
     for parts, data in found.read(wanted, caps["max_file"]).items():
         if isinstance(data, SubmissionRefused):
             raise data
         files[parts[0]] = data
     return files
+
+
+def _not_imported(parts: tuple[str, ...], _err: SubmissionRefused) -> bool:
+    """A link or special file a worker would not import (not a `*.py`): left alone, not read."""
+    return not parts[-1].endswith(".py")
 
 
 def copy_submission(folder: str, target: str, limits: dict | None = None, *,

@@ -3,12 +3,14 @@
 Every folder of a cohort gets exactly one row, keyed by its exact name: names that differ
 only by a space, by case, by odd bytes; dot-folders; a FIFO, a socket, a device, a link and an
 over-cap file as the exercise file (refused without being opened, with the reason in the
-`note` column and in results.json, the student's other files still graded); a link anywhere
-else (relative, absolute, to /proc/self/cwd/solutions, to the kit's solutions/, a linked
-sub-folder or data file, one in a nested folder) or a FIFO deep inside, which refuses the whole
-submission (every exercise 0, "submission refused" in the note, in every check's message and in
-report.html); names that are formulas, the header or the max row. Unit tests of the keys and
-cells, then one real batch.
+`note` column and in results.json, the student's other files still graded); a link or FIFO
+beside the exercise files (relative, absolute, to /proc/self/cwd/solutions, to the kit's
+solutions/, a linked sub-folder or data file), never followed or opened, named in the note and
+costing nothing; what lies deeper (a link in a nested folder, a FIFO deep inside, a virtual
+environment, a folder of 5,000 files), never walked, costing nothing; a folder over the
+entry cap where exercises are read from, which refuses the whole submission (every exercise 0,
+"submission refused" in the note, in every check's message and in report.html); names that are
+formulas, the header or the max row. Unit tests of the keys and cells, then one real batch.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def test_the_max_row_and_header_cannot_be_forged():
 
 
 def _linked_layouts(root: Path) -> dict[str, tuple[Path, str]]:
-    """Student folder name -> (the link to make, where it points): links an intake refuses.
+    """Student folder name -> (the link to make, where it points): links an intake never follows.
 
     The folders are made (empty, or with `exercises/`) here; the student's own files beside
     the link are written by the caller for the names that are not `exercises` links."""
@@ -149,11 +151,21 @@ def _special_cohort(root: Path) -> dict[str, str]:
         if name not in made:
             student(name)
         os.symlink(target, where)
-        made[name] = "refused"
+        made[name] = "full" if name == "nested" else "full, noted"  # nested: exercises/data is not walked
     deep = student("deep fifo")
     (deep / "data" / "more").mkdir(parents=True)
     os.mkfifo(deep / "data" / "more" / "pipe")
-    made["deep fifo"] = "refused"
+    os.mkfifo(student("fifo beside") / "notes")
+    made["fifo beside"] = "full, noted"
+    venv = student("venv")  # a virtual environment beside the work: links, and more files than the cap
+    (venv / ".venv" / "bin").mkdir(parents=True)
+    os.symlink("/usr/bin/python3", venv / ".venv" / "bin" / "python")
+    for i in range(5000):
+        (venv / ".venv" / f"f{i}").touch()
+    crowded = student("crowded")  # more entries than the cap where exercises are read from
+    for i in range(4000):
+        (crowded / f"n{i}").touch()
+    made["crowded"] = "refused"
     (root / "roster.csv").write_text("not a student\n", encoding="utf-8")  # a file, not a folder
     return made
 
@@ -181,11 +193,18 @@ def test_find_students_never_opens_a_special_file(course, tmp_path):
         assert student.present == frozenset() and len(student.problems) == 1, (name, student.problems)
         assert student.problems[0]["reason"] == "refused", (name, student.problems)
         assert "submission refused" in student.problems[0]["en"] and "提交被拒绝" in student.problems[0]["zh"]
-        assert ("FIFO" if name == "deep fifo" else "symbolic link") in student.problems[0]["en"], name
+        assert "too many entries" in student.problems[0]["en"], name
         assert set(student.refused) == {EX01, EX02}  # every exercise says why it scored 0
         assert list((tmp_path / "staged" / student.key).iterdir()) == [], name  # nothing staged
-    assert by_name["nested"].problems[0]["file"] == "exercises/data/answer.py"
-    assert by_name["linked data file"].problems[0]["file"] == "notes.txt"
+    for name, kind in made.items():
+        student = by_name.get(os.fsencode(name).decode("utf-8", "backslashreplace"))
+        if kind.startswith("full"):  # every exercise read; what was not read is only named
+            assert student.present == {"ex01", "ex02"} and not student.refused, (name, student.problems)
+            assert bool(student.problems) == (kind == "full, noted"), (name, student.problems)
+            assert all(p["unread"] and p["reason"] in ("link", "special") for p in student.problems), name
+    assert [p["file"] for p in by_name["relative"].problems] == ["exercises"]
+    assert [p["file"] for p in by_name["linked data file"].problems] == ["notes.txt"]
+    assert [p["reason"] for p in by_name["fifo beside"].problems] == ["special"]
 
 
 def test_every_folder_one_row(course, tmp_path):
@@ -203,6 +222,8 @@ def test_every_folder_one_row(course, tmp_path):
         scores = {e["id"]: e["score"] for e in entry["exercises"]}
         if kind == "full":
             assert entry["score"] == full and not entry["note"], (name, entry["note"])
+        elif kind == "full, noted":  # the link or FIFO beside the files: named, not read, no point lost
+            assert entry["score"] == full and ("未读取" in entry["note"]), (name, entry["note"])
         elif kind == "ex01 refused":
             assert scores == {"ex01": 0, "ex02": ex02_max}, name
             assert EX01 in entry["note"], (name, entry["note"])
@@ -219,7 +240,7 @@ def test_every_folder_one_row(course, tmp_path):
     assert {r[0] for r in rows[2:] if "提交被拒绝" in r[note]} == \
         {n for n, kind in shown.items() if kind == "refused"}
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    assert 'id="refused"' in page and "absolute" in page and "提交被拒绝：exercises 是符号链接" in page
+    assert 'id="refused"' in page and "crowded" in page and "exercises: 是符号链接，未读取" in page
     assert [r[0] for r in rows].count("(max)") == 1 and [r[0] for r in rows].count("student") == 1
     assert not any(r[0].startswith(("=", "+", "-", "@")) for r in rows[2:])
 

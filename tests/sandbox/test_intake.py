@@ -1,9 +1,12 @@
 """A submission read as data, by both of intake's walkers (file descriptors; paths, as on Windows).
 
-Each rule is tried on real links (relative, absolute, to /proc/self/cwd/solutions, to the kit's
-solutions/, nested, the folder itself and a folder on its path), a FIFO, sizes and counts over
-the caps, and a file swapped between the survey and the read. The path walker also runs with
-`O_NOFOLLOW`, `O_DIRECTORY` and `dir_fd` taken away, as on Windows, where it is chosen by itself.
+Each rule is tried on real links: those that refuse (the folder itself, a folder on its path,
+a linked `*.py` a worker would import) and those left alone, never followed (relative,
+absolute, to /proc/self/cwd/solutions, to the kit's solutions/, nested, in a folder not
+walked); a FIFO read and one not read; sizes and counts over the caps; a folder whose listing
+stops at the cap; and a file swapped between the survey and the read. The path walker also
+runs with `O_NOFOLLOW`, `O_DIRECTORY` and `dir_fd` taken away, as on Windows, where it is
+chosen by itself.
 """
 
 from __future__ import annotations
@@ -37,14 +40,34 @@ def test_a_plain_submission_gives_its_top_level_py_files(tmp_path, portable):
     sub = _submission(tmp_path / "sub")
     assert read_submission(str(sub), portable=portable) == {EX01: b"X = 1\n"}
     found = survey(str(sub), portable=portable)
+    assert sorted(found.entries) == [("data",), (EX01,)]  # data/ is not walked: nothing there is read
+    found = survey(str(sub), descend=lambda parts: parts == ("data",), portable=portable)
     assert sorted(found.entries) == [("data",), ("data", "notes.txt"), (EX01,)]
 
 
-@pytest.mark.parametrize("layout", ["relative", "absolute", "proc_cwd", "kit_file", "nested", "folder_itself",
-                                    "on_the_path"])
-def test_a_link_anywhere_refuses(tmp_path, portable, layout):
+@pytest.mark.parametrize("layout", ["folder_itself", "on_the_path", "linked_module", "relative_module"])
+def test_a_link_on_the_way_or_to_a_module_refuses(tmp_path, portable, layout):
     sub = _submission(tmp_path / "sub")
     graded = sub
+    if layout == "folder_itself":
+        os.symlink(KIT / "solutions", tmp_path / "linked")
+        graded = tmp_path / "linked"
+    elif layout == "on_the_path":
+        os.symlink(tmp_path / "sub", tmp_path / "via")
+        graded = tmp_path / "via" / "data"
+    elif layout == "linked_module":
+        os.symlink(KIT / "solutions" / "ex02_nll.py", sub / "ex02_nll.py")
+    else:
+        os.symlink(os.path.relpath(KIT / "solutions" / "ex02_nll.py", sub), sub / "helper.py")
+    with pytest.raises(SubmissionRefused, match="is a symbolic link") as info:
+        read_submission(str(graded), portable=portable)
+    assert info.value.reason == "link" and "提交被拒绝" in info.value.zh
+
+
+@pytest.mark.parametrize("layout", ["relative", "absolute", "proc_cwd", "kit_file", "nested", "venv"])
+def test_a_link_that_is_not_read_is_left_alone(tmp_path, portable, layout):
+    """Never followed, never read: the submission is its own top-level files, as without the link."""
+    sub = _submission(tmp_path / "sub")
     if layout == "relative":
         os.symlink(os.path.relpath(KIT / "solutions", sub), sub / "reference")
     elif layout == "absolute":
@@ -56,32 +79,51 @@ def test_a_link_anywhere_refuses(tmp_path, portable, layout):
     elif layout == "nested":
         (sub / "data" / "a" / "b").mkdir(parents=True)
         os.symlink(KIT / "solutions", sub / "data" / "a" / "b" / "c")
-    elif layout == "folder_itself":
-        os.symlink(KIT / "solutions", tmp_path / "linked")
-        graded = tmp_path / "linked"
-    else:
-        os.symlink(tmp_path / "sub", tmp_path / "via")
-        graded = tmp_path / "via" / "data"
-    with pytest.raises(SubmissionRefused, match="is a symbolic link") as info:
-        read_submission(str(graded), portable=portable)
-    assert info.value.reason == "link" and "提交被拒绝" in info.value.zh
+    else:  # a virtual environment beside the exercises: links, and more entries than the cap
+        (sub / ".venv" / "bin").mkdir(parents=True)
+        os.symlink("/usr/bin/python3", sub / ".venv" / "bin" / "python")
+        for i in range(50):
+            (sub / ".venv" / f"f{i}").touch()
+    assert read_submission(str(sub), {"max_entries": 10}, portable=portable) == {EX01: b"X = 1\n"}
+    assert copy_submission(str(sub), str(tmp_path / "copy"), portable=portable) is None
+    assert sorted(os.listdir(tmp_path / "copy")) == [EX01]
 
 
 def test_special_files_and_caps_refuse(tmp_path, portable):
     sub = _submission(tmp_path / "sub")
     os.mkfifo(sub / "data" / "pipe")
-    with pytest.raises(SubmissionRefused, match="data/pipe is a FIFO"):
-        read_submission(str(sub), portable=portable)  # never opened: it would block
-    os.unlink(sub / "data" / "pipe")
+    os.mkfifo(sub / "notes")
+    assert read_submission(str(sub), portable=portable) == {EX01: b"X = 1\n"}  # never opened: would block
+    os.mkfifo(sub / "ex02_nll.py")
+    with pytest.raises(SubmissionRefused, match="ex02_nll.py is a FIFO"):
+        read_submission(str(sub), portable=portable)  # what a worker would import: refused, not opened
+    os.unlink(sub / "ex02_nll.py")
     with pytest.raises(SubmissionRefused, match="too large"):
         read_submission(str(sub), {"max_file": 2}, portable=portable)
+    (sub / "data" / "big.txt").write_bytes(b"#" * 64)
+    (sub / "big.txt").write_bytes(b"#" * 64)
+    assert read_submission(str(sub), {"max_total": 8}, portable=portable) == {EX01: b"X = 1\n"}  # not read
+    (sub / "two.py").write_text("Y = 2\n", encoding="utf-8")
     with pytest.raises(SubmissionRefused, match="too large"):
-        read_submission(str(sub), {"max_total": 8}, portable=portable)  # the data file counts
+        read_submission(str(sub), {"max_total": 8}, portable=portable)  # the files read, together
     with pytest.raises(SubmissionRefused, match="too many entries"):
         read_submission(str(sub), {"max_entries": 2}, portable=portable)
     (sub / "data" / "a" / "b").mkdir(parents=True)
     with pytest.raises(SubmissionRefused, match="nested too deeply"):
-        read_submission(str(sub), {"max_depth": 2}, portable=portable)
+        survey(str(sub), {"max_depth": 2}, descend=lambda parts: True, portable=portable)
+
+
+def test_a_listing_stops_at_the_cap(tmp_path, portable, monkeypatch):
+    """A folder of many entries is refused from the first cap + 1 names: the rest are never listed."""
+    sub = _submission(tmp_path / "sub")
+    for i in range(200):
+        (sub / f"n{i:03}").touch()
+    listed = []
+    real = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: listed.append(path) or real(path, *a, **k))
+    with pytest.raises(SubmissionRefused, match="too many entries"):
+        read_submission(str(sub), {"max_entries": 20}, portable=portable)
+    assert len([p for p in listed if os.path.basename(str(p)).startswith("n")]) <= 21
 
 
 def test_tolerated_entries_are_recorded_not_followed(tmp_path, portable):
@@ -116,7 +158,9 @@ def test_without_nofollow_and_dir_fd_the_path_walker_is_chosen(tmp_path, monkeyp
     sub = _submission(tmp_path / "sub")
     assert read_submission(str(sub)) == {EX01: b"X = 1\n"}
     os.symlink(KIT / "solutions", sub / "data" / "reference")
-    with pytest.raises(SubmissionRefused, match="data/reference is a symbolic link"):
+    assert read_submission(str(sub)) == {EX01: b"X = 1\n"}  # not walked, not followed
+    os.symlink(KIT / "solutions" / EX01, sub / "ex02_nll.py")
+    with pytest.raises(SubmissionRefused, match="ex02_nll.py is a symbolic link"):
         read_submission(str(sub))
 
 
@@ -124,6 +168,6 @@ def test_the_private_copy_holds_only_what_was_read(tmp_path, portable):
     sub = _submission(tmp_path / "sub")
     assert copy_submission(str(sub), str(tmp_path / "copy"), portable=portable) is None
     assert sorted(os.listdir(tmp_path / "copy")) == [EX01]
-    os.symlink(KIT / "solutions", sub / "reference")
+    os.symlink(KIT / "solutions" / EX01, sub / "ex02_nll.py")
     refusal = copy_submission(str(sub), str(tmp_path / "copy2"), portable=portable)
     assert refusal and "submission refused" in refusal and os.listdir(tmp_path / "copy2") == []

@@ -7,8 +7,8 @@
    it scores with forked workers (exit 1), an endless loop that started a process of its own
    is stopped at the time limit with that process ended too. Every worker ran under the
    same restrictions (each one logs itself).
-   A submission holding a link (to the kit's solutions/, relative, absolute, through
-   /proc/self/cwd, nested) is refused in spawn mode, its workers also without `O_NOFOLLOW`,
+   A submission that is a link (to the kit's solutions/, through /proc/self/cwd) or imports
+   one (a `*.py` linked, relatively or not, or a FIFO) is refused in spawn mode, its workers also without `O_NOFOLLOW`,
    `O_DIRECTORY` and `dir_fd` (as on Windows: `grader.sandbox.intake`'s path walker copies
    the submission into the worker's private folder, and only the copy is imported).
 2. In both modes: the reference at full marks and the known mistakes (written into the
@@ -147,7 +147,7 @@ def test_the_command_line_grades_where_posix_calls_are_missing(tmp_path):
     assert len(judges) == 2 and len(workers) >= 2, lines  # the two judges and their workers: all restricted
 
 
-@pytest.mark.parametrize("layout", ["folder_link", "inner_link", "relative_file", "proc_cwd", "nested"])
+@pytest.mark.parametrize("layout", ["folder_link", "module_link", "relative_file", "proc_cwd", "module_fifo"])
 def test_a_linked_submission_is_refused_in_spawn_mode_without_posix_calls(tmp_path, layout):
     """The kit's solutions/ reached through a link is never graded as the student's: refused,
     0, the reason said, by workers that have neither O_NOFOLLOW nor dir_fd."""
@@ -160,11 +160,12 @@ def test_a_linked_submission_is_refused_in_spawn_mode_without_posix_calls(tmp_pa
         folder = student / "exercises"  # the folder graded is itself the link
     elif layout == "relative_file":
         os.symlink(os.path.relpath(KIT / "solutions" / "ex01_windows.py", student), student / "ex01_windows.py")
-    else:
+    else:  # a module the worker would import: a link to the reference, or a FIFO
         shutil.copy(KIT / "exercises" / "ex01_windows.py", student)
-        inner = student / "data" / "more" if layout == "nested" else student
-        inner.mkdir(parents=True, exist_ok=True)
-        os.symlink(KIT / "solutions", inner / "reference")
+        if layout == "module_link":
+            os.symlink(KIT / "solutions" / "ex01_windows.py", student / "windows_helper.py")
+        else:
+            os.mkfifo(student / "windows_helper.py")
     log = tmp_path / "processes.log"
     env = restricted_env(tmp_path, log, GRADE_WORKER="spawn", PORTABLE_TEST_NO_NOFOLLOW="1")
     out = tmp_path / "report.json"  # run from the kit's root: /proc/self/cwd/solutions is its reference
@@ -174,7 +175,7 @@ def test_a_linked_submission_is_refused_in_spawn_mode_without_posix_calls(tmp_pa
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["score"] == 0 < report["max_score"], report
     told = " ".join(c["message"] for e in report["exercises"] for c in e["checks"])
-    assert "submission refused" in told and "symbolic link" in told, told
+    assert "submission refused" in told and ("FIFO" if layout == "module_fifo" else "symbolic link") in told, told
     workers = [line.split()[1:] for line in log.read_text(encoding="utf-8").splitlines()]
     assert ["-c", "no-nofollow"] in workers, workers  # the portable walker did the reading
 

@@ -3,7 +3,8 @@
 Every attack goes through the real command line (`grade batch`, `grade <ex> --submission`),
 as root here; the PID-namespace attack also as an ordinary user (uid 61999 in a private mount
 namespace that makes the interpreter reachable). Each one must earn nothing: the linked
-folders and files score 0 with "submission refused", the patched or walked observers score
+folders and files (and a `*.py` that is a link or a FIFO) score 0 with "submission refused"
+(a correct answer beside links and FIFOs it never reads keeps full marks), the patched or walked observers score
 0 with "observers were changed", and every flagged file carries the review mark in the text
 report, results.json, grades.csv and the CI formats.
 """
@@ -63,9 +64,10 @@ def test_linked_folders_and_files_score_zero_in_batch(tmp_path):
     assert rows.get("wholelink", {"ex01": "0"})["ex01"] == "0"
 
 
-@pytest.mark.parametrize("layout", ["folder_link", "cwd_link", "deep_link", "fifo"])
-def test_submission_with_a_link_anywhere_is_refused(tmp_path, layout):
-    """`grade ex01 --submission`: a link or a special file anywhere refuses the whole folder."""
+@pytest.mark.parametrize("layout", ["folder_link", "cwd_link", "module_link", "module_fifo"])
+def test_submission_linked_or_importing_a_link_is_refused(tmp_path, layout):
+    """`grade ex01 --submission`: the folder a link, or a `*.py` the worker would import a link or
+    a FIFO: the whole folder is refused, nothing opened."""
     student = tmp_path / "student"
     student.mkdir()
     if layout == "folder_link":
@@ -77,16 +79,32 @@ def test_submission_with_a_link_anywhere_is_refused(tmp_path, layout):
     else:
         folder = student
         shutil.copy(KIT / "exercises" / "ex01_windows.py", folder / "ex01_windows.py")
-        (folder / "data").mkdir()
-        if layout == "deep_link":
-            os.symlink(KIT / "solutions" / "ex01_windows.py", folder / "data" / "answer.py")
+        if layout == "module_link":
+            os.symlink(KIT / "solutions" / "ex01_windows.py", folder / "windows_helper.py")
         else:
-            os.mkfifo(folder / "data" / "pipe")
+            os.mkfifo(folder / "windows_helper.py")
     run = _grade("ex01", "--submission", str(folder))
     assert run.returncode == 1
     assert " 0/" in run.stdout.splitlines()[0]
     assert "submission refused" in run.stdout
-    assert ("FIFO" if layout == "fifo" else "symbolic link") in run.stdout
+    assert ("FIFO" if layout == "module_fifo" else "symbolic link") in run.stdout
+
+
+def test_links_and_fifos_beside_the_work_are_left_alone(tmp_path):
+    """A correct ex01 beside `data -> …`, a FIFO, a link deep inside and a virtual environment:
+    none followed or opened, full marks."""
+    student = tmp_path / "student"
+    (student / "data" / "more").mkdir(parents=True)
+    shutil.copy(KIT / "solutions" / "ex01_windows.py", student / "ex01_windows.py")
+    os.symlink(KIT / "solutions", student / "reference")
+    os.mkfifo(student / "notes")
+    os.symlink(KIT / "solutions" / "ex01_windows.py", student / "data" / "more" / "answer.py")
+    os.mkfifo(student / "data" / "more" / "pipe")
+    (student / ".venv" / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, student / ".venv" / "bin" / "python")
+    run = _grade("ex01", "--submission", str(student), timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert " 10/10" in run.stdout.splitlines()[0] and "refused" not in run.stdout
 
 
 def test_linked_submission_scores_zero_with_grade_all_from_the_kit(tmp_path):
