@@ -115,9 +115,11 @@ def _scan(folder: Path) -> list[os.DirEntry]:
         return []
 
 
-def _is_dir(entry: os.DirEntry) -> bool:
+def _is_dir(entry: os.DirEntry, follow: bool = True) -> bool:
+    """A folder; `follow`: a link to a folder counts (a student folder the instructor linked),
+    never inside a student's folder (what the student made)."""
     try:
-        return entry.is_dir()  # a link to a folder the instructor made counts as the folder
+        return entry.is_dir(follow_symlinks=follow)
     except OSError:
         return False
 
@@ -138,7 +140,7 @@ def is_nbgrader_dir(root: Path) -> bool:
     """`submitted/<student>/<assignment>/*.ipynb` (root may be the course folder or submitted/)."""
     root = root / "submitted" if (root / "submitted").is_dir() else root
     for student in (e for e in _scan(root) if _is_dir(e)):
-        for assignment in (e for e in _scan(Path(student.path)) if _is_dir(e)):
+        for assignment in (e for e in _scan(Path(student.path)) if _is_dir(e, follow=False)):
             if any(e.name.endswith(".ipynb") for e in _scan(Path(assignment.path))):
                 return True
     return False

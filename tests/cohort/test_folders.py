@@ -29,7 +29,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
-from grader.cohort.students import find_students, student_key
+from grader.cohort.students import find_students, is_nbgrader_dir, student_key
 from grader.model.course import load_course
 from tests.cohort.test_batch import batch
 from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
@@ -62,6 +62,19 @@ def test_odd_bytes_and_case_keep_their_own_keys():
     odd = os.fsdecode(b"caf\xe9")
     keys = {student_key(n) for n in ("alice smith", "alice_smith", "Alice", "alice", odd, "café", ".alice")}
     assert len(keys) == 7
+
+
+def test_a_students_linked_folder_does_not_make_a_cohort_nbgrader(tmp_path):
+    """Only what the student made is looked at: a linked assignment folder is not listed."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "ch05.ipynb").write_text("{}", encoding="utf-8")
+    (tmp_path / "cohort" / "alice").mkdir(parents=True)
+    os.symlink(elsewhere, tmp_path / "cohort" / "alice" / "ch05")
+    assert not is_nbgrader_dir(tmp_path / "cohort")
+    (tmp_path / "cohort" / "bob" / "ch05").mkdir(parents=True)
+    (tmp_path / "cohort" / "bob" / "ch05" / "ch05.ipynb").write_text("{}", encoding="utf-8")
+    assert is_nbgrader_dir(tmp_path / "cohort")
 
 
 def test_an_edited_state_is_recomputed_from_its_checks():
