@@ -47,6 +47,7 @@ from grader.cohort.report_html import write_cohort_report
 from grader.cohort.students import Student, find_students, is_nbgrader_dir, student_key
 from grader.model.course import Course
 from grader.model.fingerprint import answers_fingerprint, derived_fingerprint
+from grader.run.budgets import worst_case_seconds
 
 __all__ = [
     "FORMAT_EXT",
@@ -120,6 +121,7 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
             course_fp = course_fingerprint(course, ids, lang, answers_fp)
             pending = [n for n, s in enumerate(students) if load_done(out, s, course_fp, ids) is None]
             if pending:
+                print(time_bound(course, ids, len(pending), jobs), file=sys.stderr, flush=True)
                 _grade_pending(zygote, course, out, students, pending, ids, lang, formats or [], jobs, course_fp,
                                answers_fp, progress)
         finally:
@@ -129,6 +131,28 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         # after grade merge covers all)
         write_cohort_report(out, book, course, {s.name: s.folder for s in students}, lang)
         return book
+
+
+def time_bound(course: Course, ids: list[str], pending: int, jobs: int) -> str:
+    """The most student time this run can take, from course.toml alone (for a CI job's timeout):
+    each submission's worst case (`worst_case_seconds`), times the rounds of `jobs` judges.
+
+    >>> time_bound(course, ["ex01"], 40, 2)
+    '40 名待评：每名学生的代码最多 60 s，2 个评分进程合计最多 20 min（另加启动）/ 40 to grade: …'
+    """
+    each = worst_case_seconds(course, ids)
+    judges = max(1, min(jobs, pending))
+    total = _duration(-(-pending // judges) * each)
+    return (f"{pending} 名待评：每名学生的代码最多 {_duration(each)}，{judges} 个评分进程合计最多 {total}（另加启动）"
+            f" / {pending} to grade: at most {_duration(each)} of student code each, {total} in all on "
+            f"{judges} judge(s), plus start-up")
+
+
+def _duration(seconds: float) -> str:
+    """90 -> '90 s', 1200 -> '20 min', 36000 -> '10.0 h'."""
+    if seconds < 120:
+        return f"{seconds:g} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, jobs, course_fp, answers_fp,

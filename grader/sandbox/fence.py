@@ -132,8 +132,8 @@ def _close_fds(keep: set[int]) -> None:
 def _read_submission(folder: str | None, cap: int) -> tuple[dict[str, bytes], str | None]:
     """The submission's top-level *.py files (what the worker imports), read before hiding.
 
-    Read with `grader.sandbox.intake` (as root): no link followed at any depth, no special
-    file, sizes capped before reading. A refused submission gives no files and the reason.
+    Read with `grader.sandbox.intake` (as root): no link followed, no linked or special `*.py`,
+    sizes capped before reading. A refused submission gives no files and the reason.
     """
     if not folder:
         return {}, None

@@ -19,8 +19,8 @@ The fence it enters is what the OS offers without fork:
   with one-thread pools), as unsharing a user namespace requires.
 - macOS, and anywhere `fence` cannot load: the rlimits `resource` offers (address space,
   CPU, file size, no core dumps) and a private working folder; the submission is copied into
-  it by `grader.sandbox.intake`'s rules with portable calls only (no link followed at any
-  depth, special files refused, sizes capped before reading), and only the copy is imported.
+  it by `grader.sandbox.intake`'s rules with portable calls only (no link followed, a linked
+  or special `*.py` refused, sizes capped before reading), and only the copy is imported.
 - Windows: no `resource`; the judge puts the worker in a Job Object (memory, CPU time,
   process count; the whole tree killed on time-out: `grader.sandbox.tree`); the same copy.
 

@@ -92,6 +92,19 @@ def test_worst_case_from_course_toml():
     assert worst_case_seconds(course, ["ex01"]) == course.exercise("ex01").budget
 
 
+def test_the_batch_says_its_bound_before_grading():
+    """For a CI job's timeout: each submission's worst case, times the rounds of judges."""
+    from grader.cohort.batch import time_bound
+
+    course = load_course(KIT / "course.toml")
+    each = worst_case_seconds(course, ["ex01"])
+    said = time_bound(course, ["ex01"], 40, 2)
+    assert f"40 to grade: at most {each:g} s of student code each, {20 * each / 60:.0f} min in all on 2 judge(s)" in said
+    assert "40 名待评" in said
+    assert ", 10.0 h in all on 1 judge(s)" in time_bound(course, [e.id for e in course.exercises], 60, 1)  # 60 x 600 s
+    assert "on 3 judge(s)" in time_bound(course, ["ex01"], 3, 8)  # never more judges than students
+
+
 @pytest.mark.parametrize("edit", [
     ('points = 10', 'points = true'),
     ('timeout = 10', 'timeout = nan'),

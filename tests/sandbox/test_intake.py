@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox import intake
+from grader.sandbox import walkers
 from grader.sandbox.intake import SubmissionRefused, copy_submission, read_submission, survey
 
 KIT = Path(__file__).resolve().parents[2]
@@ -154,7 +154,7 @@ def test_without_nofollow_and_dir_fd_the_path_walker_is_chosen(tmp_path, monkeyp
         monkeypatch.delattr(os, name, raising=False)
     monkeypatch.setattr(os, "supports_dir_fd", set())
     monkeypatch.setattr(os, "supports_fd", set())
-    assert isinstance(intake._walker(), intake._PathWalk)
+    assert isinstance(walkers.walker(), walkers.PathWalk)
     sub = _submission(tmp_path / "sub")
     assert read_submission(str(sub)) == {EX01: b"X = 1\n"}
     os.symlink(KIT / "solutions", sub / "data" / "reference")
