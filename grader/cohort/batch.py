@@ -175,7 +175,7 @@ def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, j
             return Judge(course, ids, shared, slot, uid, out, lang, formats, corpus, course_fp, students,
                          answers_fp=answers_fp)
 
-        drive(make_judge, students, pending, jobs, progress)
+        drive(make_judge, students, pending, jobs, progress, zygote=zygote)
     finally:  # the zygote is the caller's to close
         for uid in slot_uids:
             uids.sweep_uid(uid)

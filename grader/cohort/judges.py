@@ -30,6 +30,7 @@ import pytest
 from grader.cohort.gradebook import write_state
 from grader.cohort.students import REASONS, Student, reason_text
 from grader.model.course import Course
+from grader.sandbox import ZygoteGone
 
 FORMAT_EXT = {"json": "json", "junit": "xml", "gradescope": "gradescope.json", "github": "md", "text": "txt",
               "classroom": "classroom.json"}
@@ -91,9 +92,11 @@ class Judge:
             for i, item in enumerate(todo):
                 nextitem = todo[i + 1] if i + 1 < len(todo) else None
                 item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                session.check_zygote()  # gone: nothing of this student is recorded (drive stops)
         finally:
             session.close()
             uids.sweep_uid(self.uid, wait=False)  # the batch's last sweep waits for them
+        session.check_zygote()
         if hasattr(session, "exercise_results"):  # the integrity verdicts applied (grader.judge.integrity)
             results = session.exercise_results(plugin.results)
         else:
@@ -194,6 +197,8 @@ def _judge_process(judge: Judge, task_fd: int, result_fd: int, parent: int) -> N
             results_out.write(json.dumps({"done": name, **info}) + "\n")
 
         judge.run(next_task, report)
+    except ZygoteGone:  # its student is not recorded; the batch stops and says why (drive)
+        code = 4
     except BaseException as err:  # noqa: BLE001
         try:
             os.write(2, f"grade batch: judge {judge.slot} failed: {type(err).__name__}: {err}\n".encode())
@@ -215,6 +220,9 @@ class SharedZygote:
 
     def start(self):
         return self
+
+    def alive(self) -> bool:
+        return self._zygote.alive()
 
     def spawn(self, setup: dict):
         with self._lock:
@@ -248,11 +256,16 @@ def _fork_judge(make_judge, slot: int) -> _Slot:
     return _Slot(slot, pid, task_w, result_r)
 
 
-def drive(make_judge, students: list[Student], pending: list[int], jobs: int, progress) -> None:
-    """Hand students to judges one at a time, show progress, replace a judge that dies."""
+def drive(make_judge, students: list[Student], pending: list[int], jobs: int, progress, zygote=None) -> None:
+    """Hand students to judges one at a time, show progress, replace a judge that dies.
+
+    If `zygote` (the workers' zygote) ends, killed from outside, no more students are handed
+    out, the judges record nothing of the students they hold (`Judge.grade`), and ZygoteGone is
+    raised once they have all ended: a rerun grades whoever is left."""
     from grader.sandbox import uids
 
     queue = list(pending)
+    lost = False
     tries: dict[int, int] = {}
     selector = selectors.DefaultSelector()
     slots = []
@@ -272,6 +285,17 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
             _close(s.task_w)
             s.task_w = -1
 
+    def stop_if_lost() -> bool:
+        nonlocal lost
+        if not lost and zygote is not None and not zygote.alive():
+            lost = True
+            queue.clear()
+            for s in slots:  # a judge between students reads the end of its tasks and leaves
+                if s.task_w >= 0 and s.current is None:
+                    _close(s.task_w)
+                    s.task_w = -1
+        return lost
+
     bar = _Bar(len(pending), progress)
     try:
         for s in slots:
@@ -286,6 +310,8 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
                     while b"\n" in s.buffer:
                         line, s.buffer = s.buffer.split(b"\n", 1)
                         bar.advance(json.loads(line)["done"])
+                        s.current = None
+                        stop_if_lost()
                         give(s)
                     continue
                 # the judge ended: normally after its task pipe closed; else it died
@@ -298,7 +324,7 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
                 live -= 1
                 judge = make_judge(s.slot)
                 uids.sweep_uid(judge.uid)  # what the dead judge's workers left running
-                if s.current is not None:
+                if s.current is not None and not stop_if_lost():
                     n = s.current
                     if tries.get(n, 0) < 2:
                         queue.insert(0, n)
@@ -312,7 +338,10 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
                         slots.append(fresh)
                         live += 1
                         give(fresh)
+            stop_if_lost()
             bar.refresh()
+        if lost:
+            raise ZygoteGone(zygote.pid)
     finally:
         bar.close()
         for s in slots:

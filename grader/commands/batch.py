@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 import click
 
 from grader.cohort.batch import FORMAT_EXT, OutError, check_out, run_batch
 from grader.model.course import Course
+from grader.sandbox import ZygoteGone
 
 
 def _parse_shard(text: str | None) -> tuple[int, int]:
@@ -61,6 +63,12 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
                          lang=lang, formats=list(formats), progress=progress)
     except OutError as err:
         raise click.UsageError(str(err)) from None
+    except ZygoteGone as err:  # the students graded before it are saved: a rerun goes on from there
+        from grader.model.messages import say
+        from grader.run.grading import GRADER_FAULT
+
+        click.echo(say("zygote_gone_batch", lang, pid=err.pid), err=True)
+        sys.exit(GRADER_FAULT)
     except OSError as err:  # a disk that fills, a folder removed under us: said, never a traceback
         raise click.ClickException(f"无法写入成绩 / cannot write the gradebook: {err}") from None
     n = len(book["students"])

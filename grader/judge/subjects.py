@@ -11,7 +11,7 @@ import types
 from pathlib import Path
 
 from grader.model.calls import Call, Observation, _clean
-from grader.sandbox import Worker, WorkerDied, WorkerTimeout, Zygote, run_request
+from grader.sandbox import Worker, WorkerDied, WorkerTimeout, Zygote, ZygoteGone, run_request
 
 
 def _error(kind: str, message: str, **more) -> Observation:
@@ -63,6 +63,9 @@ class WorkerSubject:
                 return _error("Timeout", f"{timeout:g} s", traceback=where, import_error=True)
             return _error("Timeout", f"{timeout:g} s", traceback=where)
         except WorkerDied as err:
+            zygote = self._worker.zygote
+            if not zygote.alive():  # killed with the zygote, from outside: not the student's doing
+                raise ZygoteGone(zygote.pid) from None
             fatal, where = where_from_dump(err.dump, self.folder)
             return _error("WorkerDied", str(err), traceback=where, fatal=fatal, **_exit_of(err.status))
 

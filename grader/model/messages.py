@@ -93,6 +93,19 @@ CATALOG: dict[str, dict[str, str]] = {
     "watch_bye": {"zh": "已退出 grade watch。进度保存在 {path}", "en": "left grade watch. Progress is kept in {path}"},
     "watch_cancelled": {"zh": "文件又保存了：重新评分 …", "en": "saved again: grading the new version …"},
     "watch_error": {"zh": "评分没能完成：{detail}", "en": "grading did not finish: {detail}"},
+    # the zygote killed from outside (kill -9, the OOM killer): nothing it touched is recorded
+    "zygote_gone": {"zh": "评分中断：启动工作进程的 zygote（pid {pid}）被外部终止了（kill，或内存不足时系统的 OOM "
+                          "killer），不是提交的代码造成的。这次的结果不算，也没有写出；请重新运行。",
+                    "en": "grading stopped: the zygote that starts the workers (pid {pid}) was killed from outside "
+                          "(kill, or the system's OOM killer), not by the submission's code. No result of this run "
+                          "counts or was written: run it again."},
+    "zygote_gone_batch": {"zh": "评分中断：启动工作进程的 zygote（pid {pid}）被外部终止了（kill，或内存不足时系统的 OOM "
+                                "killer），不是学生的代码造成的。当时正在评的学生没有记分；此前评完的学生已保存。"
+                                "重新运行同一条命令，会接着评剩下的学生。",
+                          "en": "grading stopped: the zygote that starts the workers (pid {pid}) was killed from "
+                                "outside (kill, or the system's OOM killer), not by a student's code. The students "
+                                "being graded then were not scored; those graded before are saved. Run the same "
+                                "command again to grade the rest."},
     "watch_start": {"zh": "正在加载 torch 与参考答案（只在开始时一次）…",
                     "en": "loading torch and the reference (once, at the start) …"},
     # pictures

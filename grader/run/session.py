@@ -18,7 +18,7 @@ from grader.judge.subjects import InProcessSubject, WorkerSubject
 from grader.run.budgets import SubmissionClock
 from grader.model.results import CheckFailed, ExerciseResult, Finding
 from grader.run.plugin import GradingPlugin, QuickFailureReports
-from grader.sandbox import Zygote
+from grader.sandbox import Zygote, ZygoteGone
 
 
 class GradingSession:
@@ -77,6 +77,13 @@ class GradingSession:
         if self._on_progress:
             self._on_progress(event, item, result)
 
+    def check_zygote(self) -> None:
+        """Raise ZygoteGone if the zygote has ended (killed from outside): the results so far
+        may hold checks failed by its death, which are not the student's to carry."""
+        zygote = self.zygote
+        if zygote is not None and hasattr(zygote, "alive") and not zygote.alive():
+            raise ZygoteGone(zygote.pid)
+
     def close(self) -> None:
         for exercise_id, subject in self._subjects.items():
             if getattr(subject, "tampered", None):
@@ -134,6 +141,7 @@ def run_checks(session: GradingSession) -> list[ExerciseResult]:
         code = pytest.main(pytest_args(session.course, session.exercise_ids), plugins=[plugin, QuickFailureReports()])
     finally:
         session.close()
+    session.check_zygote()
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         raise RuntimeError(f"pytest could not run the checks (exit {int(code)})")
     if plugin.collection_errors:

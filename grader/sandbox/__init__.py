@@ -16,7 +16,7 @@ Two ways to start a worker, one interface (`worker_mode()` chooses):
 
 from grader.sandbox.pool import SpawnZygote, worker_mode
 from grader.sandbox.worker import run_request
-from grader.sandbox.zygote import Worker, WorkerDied, WorkerTimeout
+from grader.sandbox.zygote import Worker, WorkerDied, WorkerTimeout, ZygoteGone
 from grader.sandbox.zygote import Zygote as ForkZygote
 
 
@@ -32,4 +32,4 @@ def Zygote(fence: dict | None = None, huge_pages: bool = False) -> ForkZygote:  
 
 
 __all__ = ["Zygote", "ForkZygote", "SpawnZygote", "worker_mode", "Worker", "WorkerDied", "WorkerTimeout",
-           "run_request"]
+           "ZygoteGone", "run_request"]

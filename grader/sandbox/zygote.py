@@ -54,6 +54,17 @@ class WorkerDied(Exception):
         self.status = status
 
 
+class ZygoteGone(RuntimeError):
+    """The zygote has ended while the run still needed it: killed from outside (kill -9, the
+    kernel's OOM killer), never by the student, whose workers run as another uid and hold none
+    of its socket. Its workers die with it (PR_SET_PDEATHSIG), so whatever was being graded then
+    would be charged to a student for nothing: a run that sees this records none of it."""
+
+    def __init__(self, pid: int | None = None):
+        super().__init__(f"the zygote (pid {pid}) that starts the workers has ended")
+        self.pid = pid
+
+
 class Zygote:
     """A process that forks workers on request. Start it before loading anything secret.
 
@@ -104,8 +115,11 @@ class Zygote:
         request = secrets.randbits(64)
         body = json.dumps({**setup, "request": request, "fence": {**self.fence, **(setup.get("fence") or {})}}).encode()
         try:
-            socket.send_fds(self._sock, [struct.pack("!I", len(body))], [worker_end.fileno(), dump_write])
-            self._sock.sendall(body)
+            try:
+                socket.send_fds(self._sock, [struct.pack("!I", len(body))], [worker_end.fileno(), dump_write])
+                self._sock.sendall(body)
+            except OSError:  # its end closed: it has gone (BrokenPipeError, ECONNRESET)
+                raise ZygoteGone(self.pid) from None
             while True:  # replies to requests of a judge that was killed before it read them: skipped
                 answered, pid = struct.unpack("!QI", self._recv(12))
                 if answered == request:
@@ -121,11 +135,34 @@ class Zygote:
     def _recv(self, n: int) -> bytes:
         data = b""
         while len(data) < n:
-            chunk = self._sock.recv(n - len(data))
+            try:
+                chunk = self._sock.recv(n - len(data))
+            except OSError:  # ECONNRESET: it died with our request unread
+                chunk = b""
             if not chunk:
-                raise WorkerDied("zygote exited")
+                raise ZygoteGone(self.pid)
             data += chunk
         return data
+
+    def alive(self) -> bool:
+        """False once the started zygote has ended. Its end of the socket closes as it exits (its
+        workers close their copies first thing), before its workers get their parent-death signal:
+        poll reports the hang-up on our end, in any process that holds it (a batch's judges too),
+        by the time a worker's death is seen.
+
+            zygote = ForkZygote().start()
+            zygote.alive()                             # True
+            os.kill(zygote.pid, signal.SIGKILL)        # from outside
+            zygote.alive()                             # False, a moment later
+        """
+        if self._sock is None:
+            return True  # not started (or closed by its owner): nothing was lost
+        import select
+
+        poller = select.poll()
+        poller.register(self._sock, select.POLLIN)
+        gone = select.POLLHUP | select.POLLERR | select.POLLNVAL
+        return not any(events & gone for _, events in poller.poll(0))
 
     def close(self, wait: bool = True) -> None:
         """Kill the workers and let the zygote go (it exits when its socket closes).
@@ -220,6 +257,7 @@ class Worker:
         self._proc: _Process | None = None
         self._import_timed_out = False
         self._forged: list[str] = []  # set once its worker wrote a frame of its own: every call fails
+        self._reported: list[str] = []  # the guard's reports from this exercise's processes so far
 
     @property
     def pid(self) -> int | None:
@@ -249,6 +287,7 @@ class Worker:
             pid, sock, dump_fd = self.zygote.spawn({**self.setup, "answer_key": key.hex()})  # imports self.module first
             deadline += time.monotonic() - waited  # waiting for a worker to start is not the student's time
             proc = pool[self._key] = _Process(pid, sock, dump_fd, key)
+            proc.tampered += self._reported  # what an earlier process of this exercise was seen doing
         else:
             if self.module in proc.imported:
                 self._proc = proc
@@ -289,10 +328,25 @@ class Worker:
 
         Progress frames (`{"progress": (done, total)}`) sent while the call runs go to
         `on_progress(done, total)`.
+
+        A worker that dies of a SIGKILL the judge did not send (kill -9 from outside; the
+        judge's own kills are time-outs) gets the call once more in a fresh process, within
+        the same deadline: code that kills itself dies twice and is charged as before.
         """
         if self._forged:
             return self._forged_answer()
         deadline = time.monotonic() + timeout
+        try:
+            return self._run_once(request, deadline, timeout, on_progress)
+        except WorkerDied as err:
+            if self._forged:
+                return self._forged_answer()
+            if err.status is None or not os.WIFSIGNALED(err.status) or os.WTERMSIG(err.status) != signal.SIGKILL \
+                    or time.monotonic() >= deadline:
+                raise
+        return self._run_once(request, deadline, timeout, on_progress)
+
+    def _run_once(self, request: dict, deadline: float, timeout: float, on_progress) -> dict:
         try:
             deadline = self._ensure(deadline)
         except WorkerDied:
@@ -359,6 +413,7 @@ class Worker:
     def kill(self) -> None:
         """Kill the worker process (and its process group), shared or not."""
         if self._proc is not None:
+            self._reported += [t for t in self._proc.tampered if t not in self._reported]
             self._proc.kill()
             pool = self._shared()
             if pool.get(self._key) is self._proc:

@@ -85,13 +85,7 @@ class WatchSession:
                 pass
 
     def zygote_alive(self) -> bool:
-        if hasattr(self.zygote, "alive"):  # spawned workers: no zygote process to lose
-            return self.zygote.alive()
-        try:
-            pid, _ = os.waitpid(self.zygote.pid, os.WNOHANG)
-        except ChildProcessError:
-            return False
-        return pid == 0
+        return self.zygote.alive()  # spawned workers: always (no zygote process to lose)
 
     def close(self) -> None:
         if self.zygote is not None:

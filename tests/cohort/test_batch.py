@@ -95,6 +95,43 @@ def test_resume_after_kill9_is_identical(course, tmp_path):
         assert (out / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
 
 
+def test_the_zygote_killed_from_outside_costs_no_student_a_point(course, tmp_path):
+    """kill -9 of the zygote (or the OOM killer's): the batch stops, exit 3, saying why; no
+    student it held is scored (their workers died with it); a rerun gives the uninterrupted
+    gradebook. Before, it went on and gave everyone after it 0, with exit 0."""
+    from tests.sandbox.test_killed_from_outside import zygote_of
+
+    folder = cohort(tmp_path / "cohort", 6, slow=0.4)
+    full = batch(course, folder, tmp_path / "full", "-j", "2", "--lang", "en")
+    assert full.returncode == 0, full.stderr
+
+    out = tmp_path / "killed"
+    cmd = GRADE + ["--course", str(course), "--lang", "en", "batch", str(folder), "--out", str(out),
+                   "--no-progress", "-j", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and len(list((out / "students").glob("*.json"))) < 2:
+            time.sleep(0.05)
+        os.kill(zygote_of(proc.pid), signal.SIGKILL)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 3, err
+    assert "killed from outside" in err and "Traceback" not in err
+    assert not (out / "grades.csv").exists()
+    saved = sorted((out / "students").glob("*.json"))
+    assert 2 <= len(saved) < 6, "the kill came too late to test"
+    for state in saved:  # each student saved was graded before the kill, as in the full run
+        assert state.read_bytes() == (tmp_path / "full" / "students" / state.name).read_bytes()
+
+    rerun = batch(course, folder, out, "-j", "2", "--lang", "en")
+    assert rerun.returncode == 0, rerun.stderr
+    for name in ("grades.csv", "results.json"):
+        assert (out / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
+
+
 def test_changed_submission_is_regraded(course, tmp_path):
     folder = cohort(tmp_path / "cohort", 2)
     assert batch(course, folder, tmp_path / "out").returncode == 0

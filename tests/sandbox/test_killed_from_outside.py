@@ -1,0 +1,154 @@
+"""A grader process killed from outside (kill -9, the OOM killer) costs no student a point.
+
+- The zygote: its workers die with it, so the checks running then would fail as "the process
+  ended unexpectedly" and be charged to a submission that did nothing wrong. Instead the
+  judge raises ZygoteGone: `grade exNN` writes no result and exits 3 (the grader could not
+  finish), and `grade batch` records nothing of the students it held (tests/cohort/test_batch.py).
+- A worker: a SIGKILL the judge did not send gets the call once more in a fresh process;
+  code that kills itself dies twice and is charged as before.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.judge.subjects import WorkerSubject
+from grader.model.calls import Call
+from grader.sandbox import Worker, WorkerDied, ZygoteGone
+from grader.sandbox.zygote import Zygote
+from tests.sandbox.test_attacks import EX01, GRADE, KIT, make_course
+
+QUICK = Call("common.call_function", ("shift_pairs", ([1, 2, 3],), {}))
+SLEEP = Call("common.call_function", ("make_windows", ([1, 2, 3],), {}))
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork zygote")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def zygote_of(pid: int, timeout: float = 120.0) -> int:
+    """The zygote among `pid`'s children: the one with a child (a worker) of its own; the
+    judges and the uid block's watchdog start none."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for child in children(pid):
+            if children(child):
+                return child
+        time.sleep(0.02)
+    raise AssertionError(f"no zygote with a worker under {pid}")
+
+
+def test_a_worker_killed_with_its_zygote_is_not_the_students_doing(tmp_path):
+    (tmp_path / EX01).write_text("import time\ndef shift_pairs(tokens):\n    return 1\n"
+                                 "def make_windows(tokens):\n    time.sleep(60)\n", encoding="utf-8")
+    zygote = Zygote().start()
+    try:
+        assert zygote.alive()
+        subject = WorkerSubject(zygote, tmp_path, "ex01_windows")
+        assert subject.observe(QUICK, 60.0).ok  # the zygote is ready, the worker has imported the file
+        killer = os.fork()
+        if killer == 0:  # kills the zygote while the next call sleeps in the worker
+            try:
+                time.sleep(0.5)
+                os.kill(zygote.pid, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        with pytest.raises(ZygoteGone):
+            subject.observe(SLEEP, 30.0)  # not WorkerDied, the student's (grader.judge.student_errors)
+        os.waitpid(killer, 0)
+        assert not zygote.alive()
+        with pytest.raises(ZygoteGone):  # asking it for another worker says the same, at once
+            WorkerSubject(zygote, tmp_path, "ex01_windows").observe(SLEEP, 30.0)
+    finally:
+        zygote.close()
+
+
+def test_grade_exnn_says_so_and_exits_3(tmp_path):
+    course = make_course(tmp_path)
+    folder = tmp_path / "work"
+    folder.mkdir()
+    honest = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
+    (folder / EX01).write_text("import time\ntime.sleep(5)\n" + honest, encoding="utf-8")
+    proc = subprocess.Popen(GRADE + ["--course", str(course), "--lang", "en", "ex01", "--submission", str(folder),
+                                     "--format", "json", "--out", str(tmp_path / "result.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        os.kill(zygote_of(proc.pid), signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 3, (out, err)
+    assert "killed from outside" in err and "Traceback" not in err
+    assert not (tmp_path / "result.json").exists()  # no result charged for it
+
+
+WORKER = """
+import time
+def slow(x):
+    time.sleep(2)
+    return x + 1
+"""
+
+
+def kill_from_outside(worker: Worker, times: int, which: str) -> threading.Thread:
+    """A thread that kills the worker's process (or its child) half a second into a call,
+    `times` times, each a new process."""
+
+    def kill() -> None:
+        killed: set[int] = set()
+        deadline = time.monotonic() + 60
+        while len(killed) < times and time.monotonic() < deadline:
+            pid = worker.pid
+            if pid is None or pid in killed:
+                time.sleep(0.01)
+                continue
+            time.sleep(0.5)
+            target = pid if which == "worker" else (children(pid) or [pid])[0]
+            os.kill(target, signal.SIGKILL)
+            killed.add(pid)
+
+    thread = threading.Thread(target=kill)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("which", ["worker", "its child"])  # pid 1 of its PID namespace runs the code
+def test_a_worker_killed_from_outside_gets_the_call_again(tmp_path, which):
+    (tmp_path / "ex99_demo.py").write_text(WORKER, encoding="utf-8")
+    zygote = Zygote().start()
+    try:
+        worker = Worker(zygote, str(tmp_path), "ex99_demo")
+        request = {"probe": "common.call_function", "args": ("slow", (1,), {}), "kwargs": {}}
+        assert worker.run(request, 60.0)["value"] == 2  # started, imported
+        first, started = worker.pid, time.monotonic()
+        killer = kill_from_outside(worker, 1, which)
+        assert worker.run(request, 60.0)["value"] == 2
+        killer.join()
+        assert worker.pid != first and time.monotonic() - started > 2.4  # a fresh process, the call again
+        killer = kill_from_outside(worker, 2, which)  # killed again in its second try: not waited for more
+        with pytest.raises(WorkerDied) as died:
+            worker.run(request, 60.0)
+        killer.join()
+        assert os.WTERMSIG(died.value.status) == signal.SIGKILL
+        worker.kill()
+    finally:
+        zygote.close()
