@@ -294,9 +294,10 @@ class Worker:
                 return deadline
             try:
                 send_frame(proc.sock, requestcodec.pack({"import": self.module}))
-            except OSError:
+            except OSError:  # it died between calls: how (killed from outside?) decides a retry
+                dump, status = proc.ended()
                 proc.kill()
-                raise WorkerDied("worker exited") from None
+                raise WorkerDied("worker exited", dump, status) from None
         self._proc = proc
         try:
             kind, blob = proc.open(recv_frame_until(proc.sock, deadline, MAX_ANSWER_BYTES))
@@ -355,9 +356,10 @@ class Worker:
             raise
         try:
             send_frame(self._sock, requestcodec.pack({**request, "module": self.module}))
-        except OSError as err:
+        except OSError as err:  # it died between calls: how (killed from outside?) decides a retry
+            dump, status = self._proc.ended()
             self.kill()
-            raise WorkerDied(f"worker exited ({type(err).__name__})") from None
+            raise WorkerDied(f"worker exited ({type(err).__name__})", dump, status) from None
         proc = self._proc
         while True:
             try:

@@ -152,3 +152,20 @@ def test_a_worker_killed_from_outside_gets_the_call_again(tmp_path, which):
         worker.kill()
     finally:
         zygote.close()
+
+
+def test_a_worker_killed_between_calls_gets_the_next_call_again(tmp_path):
+    (tmp_path / "ex99_demo.py").write_text(WORKER, encoding="utf-8")
+    zygote = Zygote().start()
+    try:
+        worker = Worker(zygote, str(tmp_path), "ex99_demo")
+        request = {"probe": "common.call_function", "args": ("slow", (1,), {}), "kwargs": {}}
+        assert worker.run(request, 60.0)["value"] == 2
+        first = worker.pid
+        os.kill(first, signal.SIGKILL)  # idle, between two checks
+        time.sleep(0.5)
+        assert worker.run(request, 60.0)["value"] == 2
+        assert worker.pid != first
+        worker.kill()
+    finally:
+        zygote.close()
