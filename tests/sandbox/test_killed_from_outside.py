@@ -104,13 +104,13 @@ def test_grade_exnn_says_so_and_exits_3(tmp_path):
 WORKER = """
 import time
 def slow(x):
-    time.sleep(2)
+    time.sleep(1.2)
     return x + 1
 """
 
 
 def kill_from_outside(worker: Worker, times: int, which: str) -> threading.Thread:
-    """A thread that kills the worker's process (or its child) half a second into a call,
+    """A thread that kills the worker's process (or its child) 0.4 s into a call,
     `times` times, each a new process."""
 
     def kill() -> None:
@@ -121,7 +121,7 @@ def kill_from_outside(worker: Worker, times: int, which: str) -> threading.Threa
             if pid is None or pid in killed:
                 time.sleep(0.01)
                 continue
-            time.sleep(0.5)
+            time.sleep(0.4)
             target = pid if which == "worker" else (children(pid) or [pid])[0]
             os.kill(target, signal.SIGKILL)
             killed.add(pid)
@@ -131,34 +131,38 @@ def kill_from_outside(worker: Worker, times: int, which: str) -> threading.Threa
     return thread
 
 
-@pytest.mark.parametrize("which", ["worker", "its child"])  # pid 1 of its PID namespace runs the code
-def test_a_worker_killed_from_outside_gets_the_call_again(tmp_path, which):
-    (tmp_path / "ex99_demo.py").write_text(WORKER, encoding="utf-8")
+@pytest.fixture(scope="module")
+def zygote():
     zygote = Zygote().start()
+    yield zygote
+    zygote.close()
+
+
+@pytest.mark.parametrize("which", ["worker", "its child"])  # pid 1 of its PID namespace runs the code
+def test_a_worker_killed_from_outside_gets_the_call_again(tmp_path, zygote, which):
+    (tmp_path / "ex99_demo.py").write_text(WORKER, encoding="utf-8")
+    worker = Worker(zygote, str(tmp_path), "ex99_demo")
     try:
-        worker = Worker(zygote, str(tmp_path), "ex99_demo")
         request = {"probe": "common.call_function", "args": ("slow", (1,), {}), "kwargs": {}}
         assert worker.run(request, 60.0)["value"] == 2  # started, imported
         first, started = worker.pid, time.monotonic()
         killer = kill_from_outside(worker, 1, which)
         assert worker.run(request, 60.0)["value"] == 2
         killer.join()
-        assert worker.pid != first and time.monotonic() - started > 2.4  # a fresh process, the call again
+        assert worker.pid != first and time.monotonic() - started > 1.6  # a fresh process, the call again
         killer = kill_from_outside(worker, 2, which)  # killed again in its second try: not waited for more
         with pytest.raises(WorkerDied) as died:
             worker.run(request, 60.0)
         killer.join()
         assert os.WTERMSIG(died.value.status) == signal.SIGKILL
-        worker.kill()
     finally:
-        zygote.close()
+        worker.kill()
 
 
-def test_a_worker_killed_between_calls_gets_the_next_call_again(tmp_path):
+def test_a_worker_killed_between_calls_gets_the_next_call_again(tmp_path, zygote):
     (tmp_path / "ex99_demo.py").write_text(WORKER, encoding="utf-8")
-    zygote = Zygote().start()
+    worker = Worker(zygote, str(tmp_path), "ex99_demo")
     try:
-        worker = Worker(zygote, str(tmp_path), "ex99_demo")
         request = {"probe": "common.call_function", "args": ("slow", (1,), {}), "kwargs": {}}
         assert worker.run(request, 60.0)["value"] == 2
         first = worker.pid
@@ -166,6 +170,5 @@ def test_a_worker_killed_between_calls_gets_the_next_call_again(tmp_path):
         time.sleep(0.5)
         assert worker.run(request, 60.0)["value"] == 2
         assert worker.pid != first
-        worker.kill()
     finally:
-        zygote.close()
+        worker.kill()
