@@ -92,11 +92,10 @@ class Judge:
             for i, item in enumerate(todo):
                 nextitem = todo[i + 1] if i + 1 < len(todo) else None
                 item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-                session.check_zygote()  # gone: nothing of this student is recorded (drive stops)
         finally:
             session.close()
             uids.sweep_uid(self.uid, wait=False)  # the batch's last sweep waits for them
-        session.check_zygote()
+        session.check_zygote()  # gone: nothing of this student is recorded (drive stops the batch)
         if hasattr(session, "exercise_results"):  # the integrity verdicts applied (grader.judge.integrity)
             results = session.exercise_results(plugin.results)
         else:

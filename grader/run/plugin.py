@@ -16,7 +16,6 @@ from grader.judge.verdicts import StudentView
 from grader.judge.hiding import hidden_view_of
 from grader.model.results import CheckResult, title_from_doc
 from grader.run.markers import MARKERS, exercise_of, is_manual, is_public, points_of, timeout_of
-from grader.sandbox import ZygoteGone
 
 
 
@@ -110,8 +109,6 @@ class GradingPlugin:
         finding = None
         if report.failed:
             err = call.excinfo.value if call.excinfo else None
-            if isinstance(err, ZygoteGone):  # nothing after this can be graded (run_checks says so)
-                item.session.shouldstop = str(err)
             if isinstance(err, CheckFailed):
                 finding = err.finding
             else:

@@ -81,7 +81,7 @@ class GradingSession:
         """Raise ZygoteGone if the zygote has ended (killed from outside): the results so far
         may hold checks failed by its death, which are not the student's to carry."""
         zygote = self.zygote
-        if zygote is not None and hasattr(zygote, "alive") and not zygote.alive():
+        if zygote is not None and not zygote.alive():
             raise ZygoteGone(zygote.pid)
 
     def close(self) -> None:
