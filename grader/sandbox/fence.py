@@ -15,7 +15,7 @@ depends on the platform; `enter` applies every layer it can and records which on
 | the submission                | copied (its *.py files) into the worker's private /tmp, read-only to the student; the original folder is hidden when the caller lists it | the same when the mount namespace is available |
 | user                          | setgroups([]), setgid/setuid to a dedicated unprivileged uid (`uid`, default 65534); NO_NEW_PRIVS | capabilities of the user namespace dropped; same uid as the grader |
 | processes                     | RLIMIT_NPROC (`nproc`) counted for that uid; the worker is a process-group leader the judge kills with killpg; `sweep_uid` kills every process left with that uid (daemons that escaped with setsid) | killpg only (RLIMIT_NPROC would count every process of the user) |
-| parent death                  | PR_SET_PDEATHSIG(SIGKILL): the worker dies with the zygote (both)                 |
+| parent death, memory running out | PR_SET_PDEATHSIG(SIGKILL): the worker dies with the zygote; oom_score_adj 1000: the OOM killer's first choice (both) |
 
 Nothing here is secret from the student: the fence holds because of what the kernel
 enforces, not because the student cannot read this file.
@@ -33,7 +33,7 @@ from pathlib import Path
 from grader.model.paths import KIT_ROOT, PACKAGE_DIR
 import grader.sandbox.intake as intake
 import grader.sandbox.pidns as pidns
-from grader.sandbox.limits import FILE_SIZE_CAP
+from grader.sandbox.limits import FILE_SIZE_CAP, prefer_for_oom_killer
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -343,6 +343,7 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     folder = setup.get("submission")
     report: dict[str, object] = {"root": os.geteuid() == 0, "enabled": bool(fence["enabled"])}
     _close_fds(set(keep_fds or ()))
+    report["oom_score_adj"] = prefer_for_oom_killer()  # before /proc turns read-only and root is dropped
     global REFUSED
     files, REFUSED = _read_submission(folder, fence["max_copy"])
     if not fence["enabled"]:

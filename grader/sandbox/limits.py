@@ -6,3 +6,23 @@ OUTPUT_CAP = 4000  # characters of the student's printed output kept per call
 FILE_SIZE_CAP = 16 * 1024 * 1024  # bytes a worker may write to any one file
 DEFAULT_LIMITS = {"memory": 6 * 1024**3, "cpu": 900}
 MAX_ANSWER_BYTES = 64 * 1024**2  # one answer frame from a worker (the largest real one: ~10 MB, ex06 on the corpus)
+OOM_FIRST = 1000  # /proc/self/oom_score_adj of a worker: the kernel's first choice when memory runs out
+
+
+def prefer_for_oom_killer() -> int | None:
+    """Make this (worker) process the OOM killer's first choice; the value set, or None where it cannot be.
+
+    When a student's code exhausts the machine's memory, the kernel kills the process with the
+    highest badness; without this it could be the zygote or a judge holding torch (the batch
+    then stops for everyone). Raising needs no privilege; a worker set so as root keeps the
+    value as its floor after dropping to its uid, so the student cannot lower it again.
+
+        >>> prefer_for_oom_killer()            # in a forked worker, on Linux
+        1000
+    """
+    try:
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write(str(OOM_FIRST))
+    except OSError:  # not Linux, or no /proc
+        return None
+    return OOM_FIRST

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 
 import pytest
@@ -24,6 +26,12 @@ def nested():
     return helper()
 def helper():
     raise ValueError("bad value")
+def oom_score_adj(lower_to=None):
+    if lower_to is not None:
+        with open("/proc/self/oom_score_adj", "w") as handle:
+            handle.write(str(lower_to))
+    with open("/proc/self/oom_score_adj") as handle:
+        return int(handle.read())
 '''
 
 
@@ -85,3 +93,13 @@ def test_a_missing_file_is_reported_not_raised(zygote, tmp_path):
     finally:
         w.kill()
     assert answer["error"]["type"] == "MissingSubmissionFile"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="oom_score_adj is Linux's")
+def test_when_memory_runs_out_the_kernel_kills_a_worker_first(worker):
+    # Not the zygote or a judge (the batch would stop for everyone): the student's own worker.
+    assert run(worker, "oom_score_adj")["value"] == 1000
+    lowered = run(worker, "oom_score_adj", 0)
+    if os.geteuid() == 0:  # set before the fence drops to the worker's uid: the student cannot lower it
+        assert not lowered["ok"], lowered
+        assert run(worker, "oom_score_adj")["value"] == 1000
