@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 
 from grader.cohort.gradebook import (
+    COHORT_FILE,
     STATE_VERSION,
     OutError,
     assemble,
@@ -81,6 +82,10 @@ def check_out(root: Path, out: Path) -> None:
         raise OutError(f"--out {out}: 不能是提交目录本身 / cannot be the submissions folder itself")
     if out.exists() and not out.is_dir():
         raise OutError(f"--out {out}: 已存在且不是文件夹 / exists and is not a folder")
+    if root in out.parents and (out.parent != root or (out.exists() and not (out / COHORT_FILE).exists())):
+        # a student's folder (or inside one): grading into it would drop that student's row
+        raise OutError(f"--out {out}: 是提交目录里某个学生的文件夹（或在其中）/ is a student's folder in the "
+                       f"submissions folder (or inside one); choose a new folder, or one outside it")
     probe = out
     while not probe.exists():
         probe = probe.parent

@@ -30,6 +30,7 @@ from pathlib import Path
 from grader.cohort.students import Student, reason_text
 from grader.model.course import Course
 from grader.model.files import atomic_write
+from grader.model.messages import say
 
 STATE_VERSION = 2
 LOCK_NAME = ".grade-batch.lock"
@@ -161,13 +162,29 @@ def assemble(out: Path, course: Course, ids: list[str], students: list[Student],
         state = load_done(out, s, course_fp, ids)
         if state is None:
             raise OutError(f"{s.name}: 评分结果缺失 / no result was written (is the disk full?)")
-        name = s.name if s.name not in entries else f"{s.name} [{s.key}]"  # names alike only as text
+        name = s.name  # one text per folder name (students.display_name): no two rows share one
         problems = [p for p in state.get("problems") or [] if isinstance(p, dict) and isinstance(p.get("file"), str)]
-        entries[name] = {**state["result"], "note": "; ".join(reason_text(p, lang) for p in problems)}
+        entries[name] = {**state["result"], "note": note_text(problems, lang)}
     book = {"version": STATE_VERSION, "exercises": [_exercise_header(course, e, lang) for e in ids],
             "students": {name: entries[name] for name in sorted(entries)}}
     write_gradebook(out, book)
     return book
+
+
+NOTE_ITEMS = 10  # problems named in a note; 3,900 links beside the work would make a 1 MB cell
+
+
+def note_text(problems: list[dict], lang: str) -> str:
+    """The `note` column: the first NOTE_ITEMS problems in words, then how many more.
+
+    >>> note = note_text([{"file": f"l{i}", "reason": "link", "unread": True} for i in range(12)], "en")
+    >>> note.split("; ")[0], note.split("; ")[-1]
+    ('l0: is a symbolic link, not read', 'and 2 more')
+    """
+    shown = [reason_text(p, lang) for p in problems[:NOTE_ITEMS]]
+    if len(problems) > NOTE_ITEMS:
+        shown.append(say("note_more", lang, more=len(problems) - NOTE_ITEMS))
+    return "; ".join(shown)
 
 
 def _exercise_header(course: Course, ex_id: str, lang: str) -> dict:
@@ -199,7 +216,9 @@ def safe_cell(name: str) -> str:
 def grades_csv(book: dict) -> str:
     ids = [e["id"] for e in book["exercises"]]
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    # CRLF rows (RFC 4180, the csv module's default): the writer quotes a field holding any
+    # character of the row end, so a name or note with a bare "\r" stays one cell of one row.
+    writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow([HEADER_NAME, *ids, "total", "max", "note", "review"])
     writer.writerow([MAX_ROW, *[e["max_score"] for e in book["exercises"]],
                      sum(e["max_score"] for e in book["exercises"]), "", "", ""])

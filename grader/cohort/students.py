@@ -56,11 +56,13 @@ REASONS = {
     "too_large": ("超过大小上限 {cap}，未读取", "is over the size cap of {cap}, not read"),
     "over_total": ("提交的文件合计超过上限 {cap}，未读取", "the submission's files together are over {cap}, not read"),
     "unreadable": ("无法读取", "cannot be read"),
+    "beside_inner": ("未读取：exercises/ 里有练习文件时，只评那里的文件",
+                     "not read: exercises/ holds exercise files, and only those are graded"),
     "no_exercise_files": ("没有练习文件（exNN_*.py）", "no exercise file (exNN_*.py)"),
     "no_notebooks": ("没有可读的 notebook", "no readable notebook"),
     "crash": ("评分进程在这份提交上崩溃", "the grader crashed on this submission"),
-    "kit_link": ("是指向工具包（参考答案）或 /proc 的链接：整份提交被拒绝",
-                 "is a link into the kit (the reference) or /proc: the whole submission is refused"),
+    "kit_link": ("是指向工具包（参考答案）、评分输出文件夹或 /proc 的链接：整份提交被拒绝",
+                 "is a link into the kit (the reference), the output folder or /proc: the whole submission is refused"),
 }
 WHOLE = "refused"  # a problem refusing the whole submission: its own words (intake's) in `zh` / `en`
 INNER = ("exercises",)  # the folder inside a student's folder the exercise files may be in
@@ -78,8 +80,16 @@ class Student:
 
 
 def display_name(name: str) -> str:
-    """The name as text: the exact name when it is UTF-8, its odd bytes as \\xNN otherwise."""
-    return os.fsencode(name).decode("utf-8", "backslashreplace")
+    r"""The name as text, one text per name: a UTF-8 name as it is, but each backslash doubled;
+    a byte that is not UTF-8 as \xNN. So a folder literally named `\xd5` never reads as the
+    one whose name is the byte 0xD5: rows, results.json and merged shards keep both.
+
+    >>> print(display_name("张三"), display_name(os.fsdecode(b"\xd5")), display_name(r"\xd5"))
+    张三 \xd5 \\xd5
+    """
+    text = os.fsencode(name).decode("utf-8", "surrogateescape")  # odd bytes as U+DC80..U+DCFF
+    return "".join("\\\\" if c == "\\" else f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else c
+                   for c in text)
 
 
 def student_key(name: str) -> str:
@@ -124,16 +134,18 @@ def _is_dir(entry: os.DirEntry, follow: bool = True) -> bool:
         return False
 
 
-def _links_into_the_kit(entry: os.DirEntry, course: Course) -> bool:
-    """A student folder that is a link to the kit (its solutions/) or into /proc (/proc/self/cwd)."""
+def _links_into(entry: os.DirEntry, course: Course, outs: set[str]) -> bool:
+    """A student folder that is a link to the kit (its solutions/), into OUT (other students'
+    staged files, the gradebook) or into /proc (/proc/self/cwd)."""
     if not entry.is_symlink():
         return False
     from grader.model.paths import KIT_ROOT
 
     real = os.path.realpath(entry.path)
-    kits = {os.path.realpath(p) for p in (KIT_ROOT, course.root, course.solutions_dir)}
+    kits = {os.path.realpath(p) for p in (KIT_ROOT, course.root, course.solutions_dir)} | outs
     inside = any(real == kit or real.startswith(kit.rstrip(os.sep) + os.sep) for kit in kits)
-    return inside or os.readlink(entry.path).startswith("/proc")
+    written = os.path.normpath(os.path.join(os.path.dirname(entry.path), os.readlink(entry.path)))
+    return inside or written == "/proc" or written.startswith("/proc/")  # `../../proc/self/cwd` too
 
 
 def is_nbgrader_dir(root: Path) -> bool:
@@ -155,11 +167,11 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
     skipped = {os.path.realpath(p) for p in skip}
     students = []
     for entry in _scan(root):
-        if not _is_dir(entry) or os.path.realpath(entry.path) in skipped:
-            continue
+        if not _is_dir(entry) or (not entry.is_symlink() and os.path.realpath(entry.path) in skipped):
+            continue  # OUT itself; a link to it is a student's row (refused below)
         key = student_key(entry.name)
         target = Path(staged) / key
-        if _links_into_the_kit(entry, course):  # the kit's files are never a submission
+        if _links_into(entry, course, skipped):  # the kit's files and OUT's are never a submission
             files, problems = {}, [{"file": display_name(entry.name), "reason": "kit_link"}]
         else:
             files, problems = _read_student(entry.path, course, nbgrader)
@@ -267,6 +279,10 @@ def _source_files(found: Survey) -> tuple[dict[str, bytes], list[dict]]:
                 total += len(data)
         if refusal is not None:
             problems.append(refusal)
+    if base:  # an exercise file beside exercises/ and missing in it is not read: say so, not only a 0
+        problems += [{"file": display_name(name), "reason": "beside_inner", "unread": True}
+                     for name, info in _at(found, ()).items()
+                     if EXERCISE_FILE.match(name) and name not in inner and not isinstance(info, SubmissionRefused)]
     return files, problems + _unread(found, {base + (name,) for name in here})
 
 

@@ -93,6 +93,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "watch_bye": {"zh": "已退出 grade watch。进度保存在 {path}", "en": "left grade watch. Progress is kept in {path}"},
     "watch_cancelled": {"zh": "文件又保存了：重新评分 …", "en": "saved again: grading the new version …"},
     "watch_error": {"zh": "评分没能完成：{detail}", "en": "grading did not finish: {detail}"},
+    # the gradebook's note column, past its first problems (grader.cohort.gradebook.note_text)
+    "note_more": {"zh": "另有 {more} 项", "en": "and {more} more"},
     # the zygote killed from outside (kill -9, the OOM killer): nothing it touched is recorded
     "zygote_gone": {"zh": "评分中断：启动工作进程的 zygote（pid {pid}）被外部终止了（kill，或内存不足时系统的 OOM "
                           "killer），不是提交的代码造成的。这次的结果不算，也没有写出；请重新运行。",

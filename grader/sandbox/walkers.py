@@ -133,9 +133,12 @@ class FdWalk:
             raise refuse(what, "unreadable", err.strerror, parts=parts) from None
 
     def entries(self, handle: int, what: str, parts, limit: int) -> list[tuple[str, os.stat_result]]:
-        with os.scandir(handle) as listing:
-            names = sorted(first_names(listing, limit))
-        return [(name, os.lstat(name, dir_fd=handle)) for name in names]
+        try:  # a folder readable but not searchable (mode 644, as an ordinary user): its lstat fails
+            with os.scandir(handle) as listing:
+                names = sorted(first_names(listing, limit))
+            return [(name, os.lstat(name, dir_fd=handle)) for name in names]
+        except OSError as err:
+            raise refuse(what, "unreadable", err.strerror, parts=parts) from None
 
     def sub(self, handle: int, name: str, info: os.stat_result, what: str, parts) -> int:
         fd = self._open_dir(name, handle, what, parts)

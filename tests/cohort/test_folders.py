@@ -16,6 +16,7 @@ formulas, the header or the max row. Unit tests of the keys and cells, then one 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import socket
@@ -25,11 +26,11 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
-from grader.cohort.students import find_students, is_nbgrader_dir, student_key
+from grader.cohort.students import display_name, find_students, is_nbgrader_dir, student_key
 from grader.model.course import load_course
 from tests.cohort.test_batch import batch
 from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
@@ -56,6 +57,20 @@ def test_cells_are_injective_and_never_formulas(a, b):
     ca, cb = safe_cell(a), safe_cell(b)
     assert (ca == cb) == (a == b)
     assert not ca.startswith(("=", "+", "-", "@", "\t", "\r")) and ca not in ("student", MAX_ROW)
+
+
+folder_names = st.binary(min_size=1, max_size=40).filter(lambda b: b"/" not in b and b"\0" not in b)
+
+
+@given(folder_names, folder_names)
+@example(b"\xd5\xc5", rb"\xd5\xc5")
+@example(rb"a\b", rb"a\\b")
+def test_a_name_is_shown_as_one_text_of_its_own(a, b):
+    """Rows and results.json are keyed by the shown name: the GBK bytes d5 c5 and a folder
+    literally named "\\xd5\\xc5" must not share one (nor across shards, merged)."""
+    shown_a, shown_b = display_name(os.fsdecode(a)), display_name(os.fsdecode(b))
+    assert (shown_a == shown_b) == (a == b)
+    assert shown_a.encode("utf-8")  # always text a CSV, JSON and a page can hold
 
 
 def test_odd_bytes_and_case_keep_their_own_keys():
@@ -93,8 +108,12 @@ def test_the_max_row_and_header_cannot_be_forged():
         "(max)": {"score": 0, "max_score": 10, "exercises": [{"id": "ex01", "score": 0}], "note": ""},
         "student": {"score": 0, "max_score": 10, "exercises": [{"id": "ex01", "score": 0}], "note": ""},
         '=HYPERLINK("http:evil","10")': {"score": 0, "max_score": 10, "exercises": [{"id": "ex01", "score": 0}],
-                                         "note": "=1+1"}}}
-    rows = list(csv.reader(grades_csv(book).splitlines()))
+                                         "note": "=1+1"},
+        # a bare CR: unquoted, a reader would end the row there and start one at "(max)" or "=…"
+        "x\r(max)": {"score": 0, "max_score": 10, "exercises": [{"id": "ex01", "score": 0}], "note": "n\r=1+1"},
+        "\r=cr": {"score": 0, "max_score": 10, "exercises": [{"id": "ex01", "score": 0}], "note": ""}}}
+    rows = list(csv.reader(io.StringIO(grades_csv(book), newline="")))
+    assert len(rows) == 2 + len(book["students"])
     assert [r[0] for r in rows].count("(max)") == 1 and [r[0] for r in rows].count("student") == 1
     assert all(not r[0].startswith("=") and not r[-2].startswith("=") for r in rows[2:])
 
@@ -121,8 +140,9 @@ def _linked_layouts(root: Path) -> dict[str, tuple[Path, str]]:
     return layouts
 
 
-def _special_cohort(root: Path) -> dict[str, str]:
-    """Folder name -> what it holds; the expectations are in test_every_folder_one_row."""
+def _special_cohort(root: Path, out: Path) -> dict[str, str]:
+    """Folder name -> what it holds; the expectations are in test_every_folder_one_row (OUT: the
+    batch's output folder, made here, which a student folder links to)."""
     made = {}
 
     def student(name: str, ex01: str | None = SOLUTION_EX01, ex02: str | None = SOLUTION_EX02) -> Path:
@@ -136,9 +156,21 @@ def _special_cohort(root: Path) -> dict[str, str]:
         return folder
 
     for name in ("alice smith", "alice_smith", "Alice", "alice", ".hidden", '=HYPERLINK("http:evil","10")',
-                 "(max)", "student", "-2+3", "new\nline"):
+                 "(max)", "student", "-2+3", "new\nline", "x\r(max)", "\r=cr", "\\xd5\\xc5"):
         student(name)
     student(b"caf\xe9")
+    student(b"\xd5\xc5")  # GBK bytes, and above a folder literally named so: two rows
+    split = student("split", ex01=None)  # ex01 in exercises/, ex02 beside it: only exercises/ is read
+    (split / "exercises").mkdir()
+    (split / "exercises" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    made["split"] = "split"
+    linky = student("many links")  # a note names ten, then says how many more
+    for i in range(15):
+        os.symlink("/nowhere", linky / f"link{i:02}")
+    made["many links"] = "full, noted"
+    out.mkdir(parents=True, exist_ok=True)
+    os.symlink(out, root / "to out")  # other students' staged files, the gradebook: never a submission
+    made["to out"] = "out link"
     fifo = student("fifo", ex01=None)
     os.mkfifo(fifo / EX01)
     made["fifo"] = "ex01 refused"
@@ -189,12 +221,12 @@ def course(tmp_path_factory):
 
 
 def test_find_students_never_opens_a_special_file(course, tmp_path):
-    made = _special_cohort(tmp_path / "cohort")
+    made = _special_cohort(tmp_path / "cohort", tmp_path / "out")
     started = time.monotonic()
-    found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged")
+    found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged", skip=(tmp_path / "out",))
     assert time.monotonic() - started < 10  # a FIFO opened for reading would block forever
-    assert sorted(s.name for s in found) == sorted(
-        os.fsencode(n).decode("utf-8", "backslashreplace") for n in made)
+    assert sorted(s.name for s in found) == sorted(display_name(n) for n in made)
+    assert len(found) == len(made)  # one text per name: the GBK folder and the one named "\\xd5\\xc5" apart
     by_name = {s.name: s for s in found}
     assert by_name["fifo"].present == {"ex02"} and by_name["fifo"].problems[0]["reason"] == "special"
     assert by_name["huge"].problems[0]["reason"] == "too_large" and by_name["huge"].present == {"ex02"}
@@ -210,7 +242,7 @@ def test_find_students_never_opens_a_special_file(course, tmp_path):
         assert set(student.refused) == {EX01, EX02}  # every exercise says why it scored 0
         assert list((tmp_path / "staged" / student.key).iterdir()) == [], name  # nothing staged
     for name, kind in made.items():
-        student = by_name.get(os.fsencode(name).decode("utf-8", "backslashreplace"))
+        student = by_name.get(display_name(name))
         if kind.startswith("full"):  # every exercise read; what was not read is only named
             assert student.present == {"ex01", "ex02"} and not student.refused, (name, student.problems)
             assert bool(student.problems) == (kind == "full, noted"), (name, student.problems)
@@ -218,15 +250,18 @@ def test_find_students_never_opens_a_special_file(course, tmp_path):
     assert [p["file"] for p in by_name["relative"].problems] == ["exercises"]
     assert [p["file"] for p in by_name["linked data file"].problems] == ["notes.txt"]
     assert [p["reason"] for p in by_name["fifo beside"].problems] == ["special"]
+    assert by_name["split"].present == {"ex01"}  # read from exercises/ alone; the one beside it named
+    assert [(p["file"], p["reason"]) for p in by_name["split"].problems] == [(EX02, "beside_inner")]
+    assert [p["reason"] for p in by_name["to out"].problems] == ["kit_link"] and not by_name["to out"].present
 
 
 def test_every_folder_one_row(course, tmp_path):
-    made = _special_cohort(tmp_path / "cohort")
+    made = _special_cohort(tmp_path / "cohort", tmp_path / "out")
     run = batch(course, tmp_path / "cohort", tmp_path / "out", "-j", "2")
     assert run.returncode == 0, run.stderr[-3000:]
     assert f"{len(made)} " in run.stdout  # the summary counts every folder
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    shown = {os.fsencode(n).decode("utf-8", "backslashreplace"): kind for n, kind in made.items()}
+    shown = {display_name(n): kind for n, kind in made.items()}
     assert set(book["students"]) == set(shown)
     full = max(s["max_score"] for s in book["students"].values())
     ex02_max = book["exercises"][1]["max_score"]
@@ -244,14 +279,18 @@ def test_every_folder_one_row(course, tmp_path):
             assert entry["score"] == 0 and "提交被拒绝" in entry["note"], (name, entry["note"])  # the batch's zh
             told = [any("提交被拒绝" in c["message"] for c in e["checks"]) for e in entry["exercises"]]
             assert told and all(told), (name, entry["exercises"])  # each exercise says it (once)
+        elif kind == "split":
+            assert scores["ex01"] > 0 and scores["ex02"] == 0 and f"{EX02}: 未读取" in entry["note"], entry["note"]
         else:
             assert entry["score"] == 0 and entry["note"], name
+    assert book["students"]["many links"]["note"].endswith("另有 5 项")  # ten named, then a count
     with (tmp_path / "out" / "grades.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle))
-    assert len(rows) == 2 + len(made)
+    assert len(rows) == 2 + len(made)  # a "\r" in a name or a note does not end its row
+    assert sorted(r[0] for r in rows[2:]) == sorted(safe_cell(n) for n in shown)
     note = rows[0].index("note")
     assert {r[0] for r in rows[2:] if "提交被拒绝" in r[note]} == \
-        {n for n, kind in shown.items() if kind == "refused"}
+        {n for n, kind in shown.items() if kind in ("refused", "out link")}
     page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert 'id="refused"' in page and "crowded" in page and "exercises: 是符号链接，未读取" in page
     assert [r[0] for r in rows].count("(max)") == 1 and [r[0] for r in rows].count("student") == 1
@@ -268,9 +307,15 @@ def test_out_is_checked_before_grading(course, tmp_path):
     (folder / "s" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
     afile = tmp_path / "afile"
     afile.write_text("x", encoding="utf-8")
-    for out in (afile, afile / "below", folder):
+    # a file; below one; the submissions folder; a student's folder (its row would be lost) or inside one
+    for out in (afile, afile / "below", folder, folder / "s", folder / "s" / "out"):
         run = batch(course, folder, out)
         assert run.returncode == 2 and "Traceback" not in run.stderr, (out, run.stderr)
+    assert sorted(p.name for p in (folder / "s").iterdir()) == [EX01]  # nothing written into it
+    for _ in range(2):  # a new folder in DIR is not a student's: graded into, then resumed
+        run = batch(course, folder, folder / "_out")
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert list(json.loads((folder / "_out" / "results.json").read_text(encoding="utf-8"))["students"]) == ["s"]
     if not ROOT:
         locked = tmp_path / "ro"
         locked.mkdir(mode=0o500)
@@ -339,3 +384,18 @@ def test_memory_does_not_grow_with_file_sizes(course, tmp_path):
     peak_kb, count, present = run.stdout.split(maxsplit=2)
     assert int(count) == 1 and "ex02" in present and "ex01" not in present
     assert int(peak_kb) < 200 * 1024, f"peak {int(peak_kb) // 1024} MB"
+
+
+def test_a_student_folder_linked_into_proc_is_refused_however_written(course, tmp_path, monkeypatch):
+    """`../../proc/self/cwd` is the grader's working folder, whatever it holds: never a submission."""
+    cwd = tmp_path / "graders cwd"
+    cwd.mkdir()
+    (cwd / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    monkeypatch.chdir(cwd)
+    cohort = tmp_path / "cohort"
+    cohort.mkdir()
+    os.symlink(os.path.relpath("/proc/self/cwd", cohort), cohort / "relative")
+    os.symlink("/proc/self/cwd", cohort / "absolute")
+    found = {s.name: s for s in find_students(cohort, load_course(course), tmp_path / "staged")}
+    for name in ("relative", "absolute"):
+        assert not found[name].present and found[name].problems[0]["reason"] == "kit_link", found[name]

@@ -171,3 +171,49 @@ def test_the_private_copy_holds_only_what_was_read(tmp_path, portable):
     os.symlink(KIT / "solutions" / EX01, sub / "ex02_nll.py")
     refusal = copy_submission(str(sub), str(tmp_path / "copy2"), portable=portable)
     assert refusal and "submission refused" in refusal and os.listdir(tmp_path / "copy2") == []
+
+
+SURVEY_AS_USER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from grader.sandbox.intake import SubmissionRefused, survey
+for portable in (False, True):
+    try:
+        survey(sys.argv[2], descend=lambda parts: parts == ("exercises",), portable=portable)
+        print("read")
+    except SubmissionRefused as err:
+        print("refused", err.reason)
+"""
+
+
+@pytest.mark.parametrize("where", ["folder", "exercises"])
+def test_a_folder_listed_but_not_searchable_is_refused_not_raised(tmp_path, where):
+    """Mode 644 on a folder (read, no search): as an ordinary user its names list but cannot be
+    looked at (`lstat` is refused); the submission is refused, never an uncaught PermissionError."""
+    import subprocess
+    import sys
+
+    from tests.sandbox.as_user import as_user_prefix
+
+    if os.geteuid() == 0 and not (os.path.exists("/usr/bin/setpriv") or os.path.exists("/bin/setpriv")):
+        pytest.skip("needs setpriv to run as an ordinary user")
+    import shutil
+    import tempfile
+
+    place = Path(tempfile.mkdtemp(prefix="grade-intake-"))  # pytest's own tmp_path is root's alone
+    try:
+        os.chmod(place, 0o755)
+        sub = place / "sub"
+        (sub / "exercises").mkdir(parents=True)
+        (sub / "exercises" / EX01).write_text("X = 1\n", encoding="utf-8")
+        (sub / "ex02_nll.py").write_text("X = 1\n", encoding="utf-8")
+        os.chmod(sub if where == "folder" else sub / "exercises", 0o644)
+        prefix = as_user_prefix(place) if os.geteuid() == 0 else []
+        run = subprocess.run([*prefix, sys.executable, "-c", SURVEY_AS_USER, str(KIT), str(sub)],
+                             capture_output=True, text=True, cwd="/", timeout=120)
+    finally:
+        for folder in (place / "sub", place / "sub" / "exercises"):
+            os.chmod(folder, 0o755)
+        shutil.rmtree(place)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split("\n")[:2] == ["refused unreadable"] * 2, run.stdout
