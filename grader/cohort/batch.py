@@ -143,14 +143,15 @@ def time_bound(course: Course, ids: list[str], pending: int, jobs: int) -> str:
     each submission's worst case (`worst_case_seconds`), times the rounds of `jobs` judges.
 
     >>> time_bound(course, ["ex01"], 40, 2)
-    '40 名待评：每名学生的代码最多 60 s，2 个评分进程合计最多 20 min（另加启动）/ 40 to grade: …'
+    '40 名待评：每名学生的代码最多 60 s，2 个评分进程合计最多 20 min（另加评分程序自己的时间）/ 40 to grade: …'
     """
     each = worst_case_seconds(course, ids)
     judges = max(1, min(jobs, pending))
     total = _duration(-(-pending // judges) * each)
-    return (f"{pending} 名待评：每名学生的代码最多 {_duration(each)}，{judges} 个评分进程合计最多 {total}（另加启动）"
+    return (f"{pending} 名待评：每名学生的代码最多 {_duration(each)}，{judges} 个评分进程合计最多 {total}"
+            f"（另加评分程序自己的时间：启动；首次运行时计算较慢的参考答案）"
             f" / {pending} to grade: at most {_duration(each)} of student code each, {total} in all on "
-            f"{judges} judge(s), plus start-up")
+            f"{judges} judge(s), plus the grader's own time (start-up; on a first run, the slow reference answers)")
 
 
 def _duration(seconds: float) -> str:

@@ -65,6 +65,8 @@ def hold_out(out: Path, cohort: Path | None = None):
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            for stale in [p for where in (".", "students", "reports", "staged/*") for p in out.glob(f"{where}/.*.tmp")]:
+                stale.unlink(missing_ok=True)  # a write killed mid-way (we hold OUT: no one writes one now)
             if cohort is not None:
                 _claim(out, Path(cohort))
         except OSError as err:

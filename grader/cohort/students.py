@@ -279,10 +279,10 @@ def _source_files(found: Survey) -> tuple[dict[str, bytes], list[dict]]:
                 total += len(data)
         if refusal is not None:
             problems.append(refusal)
-    if base:  # an exercise file beside exercises/ and missing in it is not read: say so, not only a 0
+    if base:  # an exercise file beside exercises/ is not read (another copy of it, or one missing there): say so
         problems += [{"file": display_name(name), "reason": "beside_inner", "unread": True}
                      for name, info in _at(found, ()).items()
-                     if EXERCISE_FILE.match(name) and name not in inner and not isinstance(info, SubmissionRefused)]
+                     if EXERCISE_FILE.match(name) and not isinstance(info, SubmissionRefused)]
     return files, problems + _unread(found, {base + (name,) for name in here})
 
 

@@ -116,10 +116,14 @@ def run_request(request: dict, module_source, folder: str | None = None, progres
 
 def _progress_sender(sock: socket.socket, every: float = 0.25):
     """A `progress(done, total)` for probes: sends a small frame at most every `every` s
-    (unsigned: it holds no key, and the judge takes nothing from it but the bar)."""
+    (unsigned: it holds no key, and the judge takes nothing from it but the bar); from the
+    worker only, never from a child the student's code forked (its frame could interleave)."""
     last = [0.0]
+    worker = os.getpid()
 
     def progress(done, total) -> None:
+        if os.getpid() != worker:
+            return
         now = time.monotonic()
         if now - last[0] >= every or done >= total:
             last[0] = now
@@ -194,7 +198,14 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
         guard.resync()
     check = guard.check  # the bound method: rebinding Guard.check later changes nothing here
 
+    worker = os.getpid()
+
     def answer_with(blob: bytes) -> None:
+        if os.getpid() != worker:
+            # A child the student's code forked came back into this loop (its fork failed under
+            # the process cap, or it just returned): it holds the key and the count, and an answer
+            # from it would put the worker's own next one out of step (read as forged). It ends.
+            os._exit(0)
         mac = digest(key, pack(signed[0], blob), "sha256")
         signed[0] += 1
         send(sock, ANSWER + mac + blob)

@@ -196,7 +196,7 @@ def _special_cohort(root: Path, out: Path) -> dict[str, str]:
         if name not in made:
             student(name)
         os.symlink(target, where)
-        made[name] = "full" if name == "nested" else "full, noted"  # nested: exercises/data is not walked
+        made[name] = "full, noted"  # nested: exercises/data is not walked; the copies beside exercises/ noted
     deep = student("deep fifo")
     (deep / "data" / "more").mkdir(parents=True)
     os.mkfifo(deep / "data" / "more" / "pipe")
@@ -246,10 +246,11 @@ def test_find_students_never_opens_a_special_file(course, tmp_path):
         if kind.startswith("full"):  # every exercise read; what was not read is only named
             assert student.present == {"ex01", "ex02"} and not student.refused, (name, student.problems)
             assert bool(student.problems) == (kind == "full, noted"), (name, student.problems)
-            assert all(p["unread"] and p["reason"] in ("link", "special") for p in student.problems), name
+            assert all(p["unread"] and p["reason"] in ("link", "special", "beside_inner") for p in student.problems), name
     assert [p["file"] for p in by_name["relative"].problems] == ["exercises"]
     assert [p["file"] for p in by_name["linked data file"].problems] == ["notes.txt"]
     assert [p["reason"] for p in by_name["fifo beside"].problems] == ["special"]
+    assert [(p["file"], p["reason"]) for p in by_name["nested"].problems] == [(EX01, "beside_inner"), (EX02, "beside_inner")]
     assert by_name["split"].present == {"ex01"}  # read from exercises/ alone; the one beside it named
     assert [(p["file"], p["reason"]) for p in by_name["split"].problems] == [(EX02, "beside_inner")]
     assert [p["reason"] for p in by_name["to out"].problems] == ["kit_link"] and not by_name["to out"].present
@@ -399,3 +400,20 @@ def test_a_student_folder_linked_into_proc_is_refused_however_written(course, tm
     found = {s.name: s for s in find_students(cohort, load_course(course), tmp_path / "staged")}
     for name in ("relative", "absolute"):
         assert not found[name].present and found[name].problems[0]["reason"] == "kit_link", found[name]
+
+
+def test_a_write_killed_mid_way_leaves_no_temporary_file_after_the_next_run(tmp_path):
+    """kill -9 during an atomic write leaves `.name.<pid>.tmp` (600 KB for results.json); the
+    next run that holds OUT takes it away."""
+    from grader.cohort.gradebook import hold_out
+
+    out = tmp_path / "out"
+    stale = [out / ".results.json.4242.tmp", out / "students" / ".s~1.json.4242.tmp",
+             out / "reports" / ".s~1.json.4242.tmp", out / "staged" / "s~1" / ".ex01_windows.py.4242.tmp"]
+    for path in stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half", encoding="utf-8")
+    (out / "students" / "s~1.json").write_text("{}", encoding="utf-8")
+    with hold_out(out):
+        assert not any(path.exists() for path in stale)
+    assert (out / "students" / "s~1.json").exists()

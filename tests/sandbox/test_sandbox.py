@@ -26,6 +26,8 @@ def nested():
     return helper()
 def helper():
     raise ValueError("bad value")
+def fork_and_return():
+    return os.fork() == 0  # the child returns too, into the worker's loop
 def oom_score_adj(lower_to=None):
     if lower_to is not None:
         with open("/proc/self/oom_score_adj", "w") as handle:
@@ -103,3 +105,12 @@ def test_when_memory_runs_out_the_kernel_kills_a_worker_first(worker):
     if os.geteuid() == 0:  # set before the fence drops to the worker's uid: the student cannot lower it
         assert not lowered["ok"], lowered
         assert run(worker, "oom_score_adj")["value"] == 1000
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork")
+def test_a_child_the_students_code_forked_never_answers_for_the_worker(worker):
+    # The child holds the answers' key and count: an answer from it would be taken for the
+    # worker's (True here), and the worker's own then read as forged (the exercise 0).
+    for _ in range(3):
+        assert run(worker, "fork_and_return") == {"ok": True, "value": False, "output": ""}
+    assert run(worker, "add", 1, 2)["value"] == 3
