@@ -88,7 +88,7 @@ def display_name(name: str) -> str:
     张三 \xd5 \\xd5
     """
     text = os.fsencode(name).decode("utf-8", "surrogateescape")  # odd bytes as U+DC80..U+DCFF
-    return "".join("\\\\" if c == "\\" else f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else c
+    return "".join("\\\\" if c == "\\" else f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c
                    for c in text)
 
 
