@@ -69,13 +69,15 @@ def write_scores(book: dict, submitted: Path, db: str | Path) -> dict:
     """Write every graded student's check scores into nbgrader's gradebook; a summary back."""
     from nbgrader.api import Gradebook, MissingEntry
 
+    from grader.cohort.students import display_name
+
     url = gradebook_url(db)
     handed_in = submitted_assignments(submitted)
     summary = {"students": 0, "submissions": 0, "cells": 0, "kept_manual": 0}
     with Gradebook(url) as gb:
         known = {a.name for a in gb.assignments}
         for student, assignments in handed_in.items():
-            result = book.get("students", {}).get(student)
+            result = book.get("students", {}).get(display_name(student))  # as the batch keys its rows
             if result is None:
                 continue  # not graded in this run (another shard, or no exercise files)
             graded, scores = cell_scores(result)

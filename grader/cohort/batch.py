@@ -126,7 +126,6 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
             course_fp = course_fingerprint(course, ids, lang, answers_fp)
             pending = [n for n, s in enumerate(students) if load_done(out, s, course_fp, ids) is None]
             if pending:
-                print(time_bound(course, ids, len(pending), jobs), file=sys.stderr, flush=True)
                 _grade_pending(zygote, course, out, students, pending, ids, lang, formats or [], jobs, course_fp,
                                answers_fp, progress)
         finally:
@@ -138,20 +137,21 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         return book
 
 
-def time_bound(course: Course, ids: list[str], pending: int, jobs: int) -> str:
-    """The most student time this run can take, from course.toml alone (for a CI job's timeout):
-    each submission's worst case (`worst_case_seconds`), times the rounds of `jobs` judges.
+def time_bound(course: Course, ids: list[str], pending: int, jobs: int, lang: str = "zh") -> str:
+    """The most student time this run can take from here, from course.toml alone (for a CI
+    job's timeout): each submission's worst case (`worst_case_seconds`), times the rounds of
+    `jobs` judges. Said once the slow reference answers are ready (`grader.cohort.warmup`), so
+    what is left of the grader's own time is its comparisons and the gradebook.
 
-    >>> time_bound(course, ["ex01"], 40, 2)
-    '40 名待评：每名学生的代码最多 60 s，2 个评分进程合计最多 20 min（另加评分程序自己的时间）/ 40 to grade: …'
+    >>> time_bound(course, ["ex01"], 40, 2, "en")
+    "40 to grade: at most 60 s of student code each, 20 min in all on 2 judge(s), plus the grader's own time …"
     """
+    from grader.model.messages import say
+
     each = worst_case_seconds(course, ids)
     judges = max(1, min(jobs, pending))
-    total = _duration(-(-pending // judges) * each)
-    return (f"{pending} 名待评：每名学生的代码最多 {_duration(each)}，{judges} 个评分进程合计最多 {total}"
-            f"（另加评分程序自己的时间：启动；首次运行时计算较慢的参考答案）"
-            f" / {pending} to grade: at most {_duration(each)} of student code each, {total} in all on "
-            f"{judges} judge(s), plus the grader's own time (start-up; on a first run, the slow reference answers)")
+    return say("batch_bound", lang, pending=pending, each=_duration(each), judges=judges,
+               total=_duration(-(-pending // judges) * each))
 
 
 def _duration(seconds: float) -> str:
@@ -171,6 +171,8 @@ def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, j
     try:
         corpus = resolve_corpus(course)
         load_judge()
+        references = _warm_up(course, ids, out, answers_fp, corpus, jobs, lang)  # before any student; judges inherit it
+        print(time_bound(course, ids, len(pending), jobs, lang), file=sys.stderr, flush=True)
         slot_uids = [uids.allocate() for _ in range(jobs)]  # leased: no other run holds them
         base_fence = dict(zygote.fence)
         lock = _SpawnLock(out / ".spawn.lock")
@@ -179,13 +181,31 @@ def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, j
             uid = slot_uids[slot]
             shared = SharedZygote(zygote, lock, {**base_fence, "uid": uid, "gid": uid})
             return Judge(course, ids, shared, slot, uid, out, lang, formats, corpus, course_fp, students,
-                         answers_fp=answers_fp)
+                         references=references)
 
         drive(make_judge, students, pending, jobs, progress, zygote=zygote)
     finally:  # the zygote is the caller's to close
         for uid in slot_uids:
             uids.sweep_uid(uid)
             uids.release(uid)
+
+
+def _warm_up(course, ids, out, answers_fp, corpus, jobs, lang):
+    """The judges' references (nothing written outside OUT), warmed by `grader.cohort.warmup`;
+    said on stderr when that took a while (a first run on OUT with ex12)."""
+    import time
+
+    from grader.cohort.warmup import warm_references
+    from grader.judge.references import LiveReferences
+    from grader.model.messages import say
+
+    references = LiveReferences(course, cache_dir=out / "cache", fingerprint=answers_fp)
+    started = time.monotonic()
+    if warm_references(course, ids, references, corpus, jobs):
+        seconds = time.monotonic() - started
+        if seconds >= 1:
+            print(say("batch_warm", lang, seconds=f"{seconds:.0f}"), file=sys.stderr, flush=True)
+    return references
 
 
 class _SpawnLock:

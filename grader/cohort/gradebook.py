@@ -65,7 +65,8 @@ def hold_out(out: Path, cohort: Path | None = None):
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-            for stale in [p for where in (".", "students", "reports", "staged/*") for p in out.glob(f"{where}/.*.tmp")]:
+            for stale in [p for where in (".", "students", "reports", "staged/*", "cache/answers")
+                          for p in out.glob(f"{where}/.*.tmp")]:
                 stale.unlink(missing_ok=True)  # a write killed mid-way (we hold OUT: no one writes one now)
             if cohort is not None:
                 _claim(out, Path(cohort))
@@ -163,7 +164,9 @@ def assemble(out: Path, course: Course, ids: list[str], students: list[Student],
     for s in students:
         state = load_done(out, s, course_fp, ids)
         if state is None:
-            raise OutError(f"{s.name}: 评分结果缺失 / no result was written (is the disk full?)")
+            raise OutError(f"{s.name}: 评分结果缺失（磁盘满了？评分期间 OUT 被改动了？再运行同一条命令会补评）/ no result "
+                           f"was written (is the disk full? was OUT changed during the run? the same command "
+                           f"again grades what is missing)")
         name = s.name  # one text per folder name (students.display_name): no two rows share one
         problems = [p for p in state.get("problems") or [] if isinstance(p, dict) and isinstance(p.get("file"), str)]
         entries[name] = {**state["result"], "note": note_text(problems, lang)}

@@ -41,11 +41,12 @@ class Judge:
     """One judge process: a pytest session that grades student after student."""
 
     def __init__(self, course: Course, ids: list[str], zygote, slot: int, uid: int, out, lang: str,
-                 formats: list[str], corpus, course_fp: str, students: list[Student], answers_fp: str | None = None):
+                 formats: list[str], corpus, course_fp: str, students: list[Student], references=None):
         self.course, self.ids, self.zygote, self.slot, self.uid = course, ids, zygote, slot, uid
         self.out, self.lang, self.formats = out, lang, formats
         self.corpus, self.course_fp, self.students = corpus, course_fp, students
-        self.answers_fp = answers_fp  # answers_fingerprint(course), digested once by the batch
+        # the batch's LiveReferences (answers computed ahead, grader.cohort.warmup), inherited by the fork
+        self.references = references
 
     def run(self, tasks, report) -> None:
         """`tasks()` gives the next Student or None; `report(name, info)` after each one."""
@@ -53,8 +54,7 @@ class Judge:
         from grader.run.plugin import GradingPlugin
         from grader.run.session import pytest_args
 
-        references = LiveReferences(self.course, cache_dir=self.out / "cache",  # nothing written outside OUTDIR
-                                    fingerprint=self.answers_fp)
+        references = self.references or LiveReferences(self.course, cache_dir=self.out / "cache")  # only in OUT
         plugin = GradingPlugin(self._session(None, references))
         loop = _StudentLoop(self, plugin, references, tasks, report)
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
@@ -102,6 +102,10 @@ class Judge:
             from grader.model.results import ExerciseResult
 
             results = [ExerciseResult(self.course.exercise(e), plugin.results.get(e, [])) for e in self.ids]
+        if not all((student.folder / self.course.exercise(e).file).is_file() for e in student.present):
+            # OUT/staged changed under the run (no worker can reach it): not the student's
+            # result. Nothing is saved; the gradebook is refused at the end, a rerun regrades.
+            return {"seconds": time.monotonic() - started, "score": None}
         result = _stable(as_json_dict(results, self.lang, instructor=True))  # the instructor's file: both views
         for fmt in self.formats:
             from grader.model.files import atomic_write

@@ -11,6 +11,7 @@ import click
 
 from grader.cohort.batch import FORMAT_EXT, OutError, check_out, run_batch
 from grader.model.course import Course
+from grader.model.messages import say
 from grader.sandbox import ZygoteGone
 
 
@@ -48,8 +49,6 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
     course = obj.course
     lang = obj.lang
     if not folder.is_dir():
-        from grader.model.messages import say
-
         raise click.UsageError(say("missing_folder", lang, path=folder))
     ids = _select(course, only)
     if nbgrader_db:
@@ -64,7 +63,6 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
     except OutError as err:
         raise click.UsageError(str(err)) from None
     except ZygoteGone as err:  # the students graded before it are saved: a rerun goes on from there
-        from grader.model.messages import say
         from grader.run.grading import GRADER_FAULT
 
         click.echo(say("zygote_gone_batch", lang, pid=err.pid), err=True)
@@ -75,8 +73,8 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
     total = sum(e["max_score"] for e in book["exercises"])
     mean = sum(s["score"] for s in book["students"].values()) / n if n else 0
     noted = sum(1 for s in book["students"].values() if s.get("note"))
-    click.echo(f"{n} 名学生 / students ({noted} 有备注 / with a note), 平均 / mean {mean:.1f}/{total} -> "
-               f"{out / 'grades.csv'}, {out / 'results.json'}")
+    click.echo(say("batch_summary", lang, n=n, noted=noted, mean=f"{mean:.1f}", total=total,
+                   grades=out / "grades.csv", results=out / "results.json"))
     if nbgrader_db:
         _write_nbgrader(book, folder, nbgrader_db)
 

@@ -43,6 +43,16 @@ class AnswerStore:
         self.fingerprint = fingerprint
         self.min_seconds = min_seconds
 
+    def is_warm(self, exercise_id: str) -> bool:
+        """Whether an exercise's slow answers were all computed ahead (grader.cohort.warmup)."""
+        return self._path(f"warm:{exercise_id}").is_file()
+
+    def mark_warm(self, exercise_id: str) -> None:
+        try:
+            atomic_write(self._path(f"warm:{exercise_id}"), b"")
+        except OSError:
+            pass  # computed again next time: slower, not wrong
+
     def _path(self, key: str) -> Path:
         return self.folder / hashlib.sha256(f"{self.fingerprint}:{key}".encode()).hexdigest()[:32]
 
@@ -78,17 +88,20 @@ class Reference:
         self._cache: dict[str, Observation] = {}
         self._mistake_cache: dict[tuple[str, str], Observation] = {}
         self._store = store
+        self.slow_calls: list[Call] = []  # the calls whose answers are slow enough to keep on disk
 
-    def _compute(self, key: str, subject: InProcessSubject, a_call: Call) -> Observation:
+    def _compute(self, key: str, subject: InProcessSubject, a_call: Call) -> tuple[Observation, bool]:
+        """The observation, and whether it is a slow one (kept on disk, or read from there)."""
         if self._store is not None:
             stored = self._store.get(key)
             if stored is not None:
-                return stored
+                return stored, True
         start = time.monotonic()
         obs = subject.observe(a_call)
+        seconds = time.monotonic() - start
         if self._store is not None:
-            self._store.put(key, obs, time.monotonic() - start)
-        return obs
+            self._store.put(key, obs, seconds)
+        return obs, self._store is not None and seconds >= self._store.min_seconds
 
     @property
     def mistakes(self) -> list[Mistake]:
@@ -101,14 +114,16 @@ class Reference:
     def observe(self, a_call: Call, timeout: float | None = None) -> Observation:
         key = a_call.key()
         if key not in self._cache:
-            self._cache[key] = self._compute(key, self._subject, a_call)
+            self._cache[key], slow = self._compute(key, self._subject, a_call)
+            if slow:
+                self.slow_calls.append(a_call)
         return self._cache[key]
 
     def observe_mistake(self, mistake: Mistake, a_call: Call) -> Observation:
         key = (mistake.id, a_call.key())
         if key not in self._mistake_cache:
             variant = InProcessSubject(mistake.variant(self._module))
-            self._mistake_cache[key] = self._compute(f"{mistake.id}:{key[1]}", variant, a_call)
+            self._mistake_cache[key], _ = self._compute(f"{mistake.id}:{key[1]}", variant, a_call)
         return self._mistake_cache[key]
 
 
@@ -120,28 +135,30 @@ class LiveReferences:
     """
 
     def __init__(self, course: Course, cache_dir: Path | None = None, use_disk: bool = True,
-                 fingerprint: str | None = None):
+                 fingerprint: str | None = None, slow_seconds: float = 1.0):
         self.course = course
         self.cache_dir = cache_dir
         self.use_disk = use_disk
+        self.slow_seconds = slow_seconds  # an answer that took this long is kept on disk
         self._refs: dict[str, Reference] = {}
         # `answers_fingerprint(course)`, given by a caller that has it (`grade batch`: once for
         # every judge) or computed on first use: it digests the whole grader package (about
         # 16 ms), the same for every exercise.
         self._fingerprint = fingerprint
 
-    def _store(self, ex) -> AnswerStore | None:
+    def store(self) -> AnswerStore | None:
+        """Where slow answers are kept (None: not on disk)."""
         if not self.use_disk:
             return None
         from grader.data.datasets import default_cache_dir
 
         if self._fingerprint is None:
             self._fingerprint = answers_fingerprint(self.course)
-        return AnswerStore((self.cache_dir or default_cache_dir()) / "answers", self._fingerprint)
+        return AnswerStore((self.cache_dir or default_cache_dir()) / "answers", self._fingerprint, self.slow_seconds)
 
     def __call__(self, exercise_id: str) -> Reference:
         if exercise_id not in self._refs:
             ex = self.course.exercise(exercise_id)
             module = load_module_from(self.course.solutions_dir, ex.module)
-            self._refs[exercise_id] = Reference(exercise_id, module, store=self._store(ex))
+            self._refs[exercise_id] = Reference(exercise_id, module, store=self.store())
         return self._refs[exercise_id]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from grader.model.calls import Observation
 from grader.model.messages import say
 from grader.model.results import Finding
+from grader.sandbox.exits import CHANNEL_LOST
 
 # The error types the grader makes up (not raised by the student's code): never shown as
 # "raised X", never matched against a mistake's exception.
@@ -77,6 +78,11 @@ def _crash(err: dict, label: str, output: str) -> Finding:
     if signal:
         zh_what, en_what = SIGNALS.get(signal, (signal, signal))
         zh, en = f"你的代码让进程崩溃了：{zh_what}", f"your code crashed the process: {en_what}"
+    elif code == CHANNEL_LOST:
+        zh = (f"运行你代码的进程和评分程序之间的连接断了（退出码 {code}）：你的代码是不是关闭或替换了文件描述符"
+              f"（os.close、os.closerange、os.dup2）？")
+        en = (f"the process running your code lost its connection to the grader (exit status {code}): does your "
+              f"code close or replace file descriptors (os.close, os.closerange, os.dup2)?")
     elif code is not None:
         zh = f"进程提前退出了（退出码 {code}）：你的代码是不是调用了 os._exit？"
         en = f"the process exited early (exit status {code}): does your code call os._exit?"

@@ -93,6 +93,21 @@ CATALOG: dict[str, dict[str, str]] = {
     "watch_bye": {"zh": "已退出 grade watch。进度保存在 {path}", "en": "left grade watch. Progress is kept in {path}"},
     "watch_cancelled": {"zh": "文件又保存了：重新评分 …", "en": "saved again: grading the new version …"},
     "watch_error": {"zh": "评分没能完成：{detail}", "en": "grading did not finish: {detail}"},
+    # grade batch: the time bound (grader.cohort.batch.time_bound), the answers computed ahead
+    # (grader.cohort.warmup) and the summary line; Chinese beside English unless --lang en
+    "batch_bound": {"zh": "{pending} 名待评：每名学生的代码最多 {each}，{judges} 个评分进程合计最多 {total}"
+                          "（另加评分程序自己的时间：各项比较和最后写成绩册，通常几秒）/ {pending} to grade: at most "
+                          "{each} of student code each, {total} in all on {judges} judge(s), plus the grader's own "
+                          "time (its comparisons and the gradebook at the end, usually seconds)",
+                    "en": "{pending} to grade: at most {each} of student code each, {total} in all on {judges} "
+                          "judge(s), plus the grader's own time (its comparisons and the gradebook at the end, "
+                          "usually seconds)"},
+    "batch_warm": {"zh": "参考答案已预先算好（{seconds} s，每个 OUT 一次）/ the slow reference answers computed "
+                         "ahead in {seconds} s (once per OUT)",
+                   "en": "the slow reference answers computed ahead in {seconds} s (once per OUT)"},
+    "batch_summary": {"zh": "{n} 名学生 / students ({noted} 有备注 / with a note), 平均 / mean {mean}/{total} -> "
+                            "{grades}, {results}",
+                      "en": "{n} students ({noted} with a note), mean {mean}/{total} -> {grades}, {results}"},
     # the gradebook's note column, past its first problems (grader.cohort.gradebook.note_text)
     "note_more": {"zh": "另有 {more} 项", "en": "and {more} more"},
     # the zygote killed from outside (kill -9, the OOM killer): nothing it touched is recorded

@@ -22,6 +22,10 @@ import signal
 import time
 
 STATUS_MARK = "grader-worker-exit-status: "
+# A worker's own exit code when its channel to the judge failed mid-way (the student's code
+# closed or replaced its file descriptors): the judge names that, not os._exit. A student
+# who exits with it gets the same words; it decides no point.
+CHANNEL_LOST = 71
 DUMP_CAP = 64 * 1024  # bytes of a dump the judge reads from a worker
 
 

@@ -130,7 +130,7 @@ def describe_error(err: BaseException, submission_dir: str | None, *, at_import:
             message = err.msg or str(err)
         else:
             message = str(err)
-    except Exception:  # a student's exception whose __str__ fails
+    except BaseException:  # noqa: BLE001 - a student's exception whose __str__ fails (even with SystemExit)
         message = "<unprintable>"
     described["message"] = message[:1000]
     if at_import:

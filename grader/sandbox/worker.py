@@ -28,6 +28,7 @@ from grader.model.paths import PACKAGE_DIR
 from grader.probes.errors import MissingSubmissionFile
 from grader.sandbox.framing import ANSWER, PROGRESS, hmac_sha256, mac_input, recv_frame, send_frame
 from grader.sandbox.capture import redirect_output
+from grader.sandbox.exits import CHANNEL_LOST
 from grader.sandbox.tracebacks import describe_error
 
 __all__ = ["describe_error", "run_request", "serve"]
@@ -111,7 +112,11 @@ def run_request(request: dict, module_source, folder: str | None = None, progres
             raise
         if isinstance(err, ImportFailed):
             return {"ok": False, "error": err.described}
-        return {"ok": False, "error": describe_error(err, folder)}
+        try:
+            return {"ok": False, "error": describe_error(err, folder)}
+        except BaseException:  # noqa: BLE001 - an exception too strange to describe (its frames, its class)
+            return {"ok": False, "error": {"type": "UndescribableError", "mro": ["UndescribableError"],
+                                           "message": "<unprintable>", "traceback": "", "not_implemented": False}}
 
 
 def _progress_sender(sock: socket.socket, every: float = 0.25):
@@ -198,7 +203,7 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
         guard.resync()
     check = guard.check  # the bound method: rebinding Guard.check later changes nothing here
 
-    worker = os.getpid()
+    worker, leave = os.getpid(), os._exit  # bound before the student's first line
 
     def answer_with(blob: bytes) -> None:
         if os.getpid() != worker:
@@ -208,7 +213,10 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
             os._exit(0)
         mac = digest(key, pack(signed[0], blob), "sha256")
         signed[0] += 1
-        send(sock, ANSWER + mac + blob)
+        try:
+            send(sock, ANSWER + mac + blob)
+        except OSError:  # the student's code closed or replaced the channel's descriptor
+            leave(CHANNEL_LOST)
 
     def load(name: str) -> Submission:
         """Import exercise module `name` now, so the judge can time the import on its own."""
@@ -230,6 +238,8 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
             request = unpack(recv_frame(sock))  # from the judge: trusted (grader.sandbox.requestcodec)
         except EOFError:
             return
+        except Exception:  # noqa: BLE001 - not the judge's frames: the descriptor was closed or replaced
+            leave(CHANNEL_LOST)
         if "import" in request:
             load(request["import"])
             continue
@@ -244,7 +254,10 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
         tampered = check()
         if tampered:
             answer["tampered"] = tampered  # the judge scores this exercise 0 and names what changed
-        answer["output"], total = take_output()
+        try:
+            answer["output"], total = take_output()
+        except OSError:  # the student's code closed the capture's descriptor: its output is lost
+            answer["output"], total = "", None
         if total is not None:
             answer["output_total"] = list(total)  # (characters, lines) printed: more than was kept
         try:

@@ -373,3 +373,26 @@ def test_nbgrader_db_needs_an_nbgrader_folder(tmp_path):
                            "--no-progress", "--nbgrader-db", str(tmp_path / "gradebook.db")],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.filterwarnings("ignore:Object of type <SubmittedAssignment> not in session")  # nbgrader's own, no notebooks
+def test_a_student_id_with_a_backslash_keeps_its_scores(tmp_path, monkeypatch):
+    r"""The batch shows `a\b` as `a\\b` (one text per folder, grader.cohort.students.display_name);
+    the nbgrader gradebook still gets the scores of student `a\b`, under that id."""
+    from nbgrader.api import Gradebook
+
+    from grader.build.nbgrader_gradebook import write_scores
+    from grader.cohort.students import display_name
+
+    handed_in = tmp_path / "submitted" / "a\\b" / "ch05"
+    handed_in.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), handed_in / "ch05.ipynb")
+    db = tmp_path / "gradebook.db"
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(NBGRADER).parent), os.environ.get("PATH", "")]))  # alembic
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_assignment("ch05")
+    book = {"students": {display_name("a\\b"): {"score": 3, "exercises": []}}}
+    summary = write_scores(book, tmp_path / "submitted", db)
+    assert summary["students"] == 1 and summary["submissions"] == 1
+    with Gradebook(f"sqlite:///{db}") as gb:
+        assert gb.find_submission("ch05", "a\\b").student.id == "a\\b"

@@ -53,9 +53,10 @@ def test_gradebook(course, tmp_path):
     run = batch(course, folder, tmp_path / "out", "-j", "2")
     assert run.returncode == 0, run.stderr
     from grader.cohort.batch import time_bound
+    from grader.model.messages import default_lang
     from grader.model.course import load_course
 
-    assert time_bound(load_course(course), ["ex01", "ex02"], 3, 2) in run.stderr  # said before grading
+    assert time_bound(load_course(course), ["ex01", "ex02"], 3, 2, default_lang()) in run.stderr  # said before grading
     rows = list(csv.reader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
     assert rows[0] == ["student", "ex01", "ex02", "total", "max", "note", "review"]
     assert rows[1][0] == "(max)"

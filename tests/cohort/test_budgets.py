@@ -103,6 +103,8 @@ def test_the_batch_says_its_bound_before_grading():
     assert "40 名待评" in said
     assert ", 10.0 h in all on 1 judge(s)" in time_bound(course, [e.id for e in course.exercises], 60, 1)  # 60 x 600 s
     assert "on 3 judge(s)" in time_bound(course, ["ex01"], 3, 8)  # never more judges than students
+    english = time_bound(course, ["ex01"], 40, 2, "en")  # --lang en: English alone
+    assert english.startswith("40 to grade: at most") and "名" not in english
 
 
 @pytest.mark.parametrize("edit", [

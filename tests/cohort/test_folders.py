@@ -409,7 +409,8 @@ def test_a_write_killed_mid_way_leaves_no_temporary_file_after_the_next_run(tmp_
 
     out = tmp_path / "out"
     stale = [out / ".results.json.4242.tmp", out / "students" / ".s~1.json.4242.tmp",
-             out / "reports" / ".s~1.json.4242.tmp", out / "staged" / "s~1" / ".ex01_windows.py.4242.tmp"]
+             out / "reports" / ".s~1.json.4242.tmp", out / "staged" / "s~1" / ".ex01_windows.py.4242.tmp",
+             out / "cache" / "answers" / ".0123abcd.4242.tmp"]
     for path in stale:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("half", encoding="utf-8")
@@ -417,3 +418,34 @@ def test_a_write_killed_mid_way_leaves_no_temporary_file_after_the_next_run(tmp_
     with hold_out(out):
         assert not any(path.exists() for path in stale)
     assert (out / "students" / "s~1.json").exists()
+
+
+def test_staged_files_removed_under_a_run_are_not_the_students_result(course, tmp_path):
+    """OUT/staged is the batch's own copy (no worker reaches it). Removed while the student is
+    graded, the student is not saved as 'missing': the gradebook is refused with a message,
+    and the same command again grades them in full."""
+    import shutil
+
+    from tests.cohort.test_batch import GRADE
+
+    folder, out = tmp_path / "cohort", tmp_path / "out"
+    (folder / "slow").mkdir(parents=True)
+    (folder / "slow" / EX01).write_text("import time\ntime.sleep(5)\n" + SOLUTION_EX01, encoding="utf-8")
+    run = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
+                                    "--no-progress", "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    staged = out / "staged" / student_key("slow")
+    deadline = time.monotonic() + 120
+    while not (staged / EX01).is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the student is being graded from here for 3 s at least (the import sleeps past the limit)
+    shutil.rmtree(staged)
+    stdout, stderr = run.communicate(timeout=300)
+    assert run.returncode != 0 and "no result was written" in stderr and "Traceback" not in stderr, stderr
+    assert not (out / "grades.csv").exists() and not (out / "students" / f"{student_key('slow')}.json").exists()
+    (folder / "slow" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")  # quick now: the rerun is not timed
+    again = batch(course, folder, out)
+    assert again.returncode == 0, again.stderr
+    rows = list(csv.reader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8"))))
+    slow = next(r for r in rows if r[0] == "slow")
+    assert float(slow[1]) == load_course(course).exercise("ex01").points

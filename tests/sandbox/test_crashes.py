@@ -39,6 +39,23 @@ def chatty():
     for i in range(20):
         print("row", i)
     return 2
+def close_all():
+    os.closerange(3, 4096)  # "tidying up" every descriptor, the grader's channel among them
+    return 4
+def replace_all():
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in range(3, 64):
+        if fd != null:
+            try:
+                os.dup2(null, fd)
+            except OSError:
+                pass
+    return 5
+class Odd(Exception):
+    def __str__(self):
+        raise SystemExit("no words")
+def odd():
+    raise Odd()
 '''
 
 
@@ -85,6 +102,23 @@ def test_a_segfault_is_named_by_its_signal(zygote, folder):
 def test_an_early_exit_says_its_status(zygote, folder):
     got = observe(zygote, folder, "leave")
     assert got.error_type == "WorkerDied" and got.error["exit_code"] == 3
+
+
+@pytest.mark.parametrize("name", ["close_all", "replace_all"])
+def test_a_lost_channel_is_named_not_taken_for_os_exit(zygote, folder, name):
+    from grader.judge.student_errors import student_error_finding
+
+    got = observe(zygote, folder, name)
+    assert got.error_type == "WorkerDied", got
+    finding = student_error_finding(got, f"{name}()")
+    assert "file descriptors (os.close, os.closerange, os.dup2)" in finding.en and "os._exit" not in finding.en
+    assert "文件描述符" in finding.zh
+
+
+def test_an_exception_whose_str_raises_is_still_the_students_error(zygote, folder):
+    got = observe(zygote, folder, "odd")
+    assert got.error_type == "Odd" and got.error["message"] == "<unprintable>"
+    assert "raise Odd()" in got.error["traceback"]
 
 
 def test_a_runaway_recursion_keeps_the_first_and_last_frames(zygote, folder):
