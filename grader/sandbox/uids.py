@@ -114,7 +114,11 @@ def _mine() -> list[_Lease]:
 
 
 def release(uid: int) -> None:
-    """Give `uid` back (after its processes were swept): the next `allocate` may hand it out."""
+    """Give `uid` back (after its processes were swept): the next `allocate` may hand it out.
+    Its CPU group goes too when empty (`grader.sandbox.cpushare`; else the next run reuses it)."""
+    import grader.sandbox.cpushare as cpushare
+
+    cpushare.remove(uid)
     with _lock:
         for lease in _mine():
             if lease.owns(uid) and uid not in lease.free:
