@@ -17,7 +17,7 @@ from __future__ import annotations
 from grader.model.calls import Observation
 from grader.model.messages import say
 from grader.model.results import Finding
-from grader.sandbox.exits import CHANNEL_LOST
+from grader.sandbox import CHANNEL_LOST  # a worker's own exit code: its channel to the judge failed
 
 # The error types the grader makes up (not raised by the student's code): never shown as
 # "raised X", never matched against a mistake's exception.

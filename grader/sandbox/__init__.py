@@ -14,6 +14,7 @@ Two ways to start a worker, one interface (`worker_mode()` chooses):
   interpreters ahead of need (`grader.sandbox.pool`, `grader.sandbox.spawn`).
 """
 
+from grader.sandbox.exits import CHANNEL_LOST
 from grader.sandbox.pool import SpawnZygote, worker_mode
 from grader.sandbox.worker import run_request
 from grader.sandbox.zygote import Worker, WorkerDied, WorkerTimeout, ZygoteGone
@@ -32,4 +33,4 @@ def Zygote(fence: dict | None = None, huge_pages: bool = False) -> ForkZygote:  
 
 
 __all__ = ["Zygote", "ForkZygote", "SpawnZygote", "worker_mode", "Worker", "WorkerDied", "WorkerTimeout",
-           "ZygoteGone", "run_request"]
+           "ZygoteGone", "run_request", "CHANNEL_LOST"]
