@@ -29,6 +29,8 @@ import sys
 import threading
 import time
 
+import grader.sandbox.cpushare as cpushare
+
 BASE = 62000
 BLOCK = 64
 BLOCKS = (65534 - BASE) // BLOCK  # 55: the last block ends below 65534 ('nobody')
@@ -116,8 +118,6 @@ def _mine() -> list[_Lease]:
 def release(uid: int) -> None:
     """Give `uid` back (after its processes were swept): the next `allocate` may hand it out.
     Its CPU group goes too when empty (`grader.sandbox.cpushare`; else the next run reuses it)."""
-    import grader.sandbox.cpushare as cpushare
-
     cpushare.remove(uid)
     with _lock:
         for lease in _mine():
@@ -305,6 +305,8 @@ def _start_watchdog(lease: _Lease) -> None:
             signal.sigtimedwait({signal.SIGTERM}, 1.0)
         for _ in range(2):
             _sweep_block(lease)
+        for uid in range(lease.base, lease.base + BLOCK):  # their CPU groups, now empty (cpushare)
+            cpushare.remove(uid)
     except BaseException:  # noqa: BLE001  nothing of the parent's may run here
         code = 1
     finally:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import csv
 import io
 import os
+import subprocess
+import sys
 import textwrap
+import time
 
 import pytest
 
@@ -77,3 +80,28 @@ def test_a_cpu_bomb_does_not_cost_another_student_points(tmp_path):
     rows = {r[0]: r for r in csv.reader(io.StringIO((tmp_path / "out" / "grades.csv").read_text(encoding="utf-8")))}
     assert rows["honest"][3] == rows["(max)"][3], rows  # full marks while the bomb ran beside it
     assert rows["a-bomb"][1] == "0"
+
+
+@usable
+def test_a_runs_groups_go_with_it_even_unreleased():
+    """The lease's watchdog, once the run has ended (killed, or never releasing), sweeps the
+    uids and takes their empty CPU groups away."""
+    code = textwrap.dedent('''
+        import os
+        from grader.sandbox import cpushare, uids
+        uid = uids.allocate()
+        pid = os.fork()
+        if pid == 0:
+            cpushare.join(uid)
+            os._exit(0)
+        os.waitpid(pid, 0)
+        print(uid, os.path.isdir(os.path.join(cpushare.parents()[0][0], f"u{uid}")), flush=True)
+    ''')  # exits without uids.release
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=KIT)
+    uid, made = run.stdout.split()
+    assert made == "True", run.stderr
+    group = os.path.join(cpushare.parents()[0][0], f"u{uid}")
+    deadline = time.monotonic() + 30
+    while os.path.isdir(group) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not os.path.isdir(group)
