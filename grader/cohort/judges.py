@@ -41,7 +41,7 @@ class Judge:
     """One judge process: a pytest session that grades student after student."""
 
     def __init__(self, course: Course, ids: list[str], zygote, slot: int, uid: int, out, lang: str,
-                 formats: list[str], corpus, course_fp: str, students: list[Student], references=None):
+                 formats: list[str], corpus, course_fp: str, students: list[Student], references):
         self.course, self.ids, self.zygote, self.slot, self.uid = course, ids, zygote, slot, uid
         self.out, self.lang, self.formats = out, lang, formats
         self.corpus, self.course_fp, self.students = corpus, course_fp, students
@@ -50,13 +50,11 @@ class Judge:
 
     def run(self, tasks, report) -> None:
         """`tasks()` gives the next Student or None; `report(name, info)` after each one."""
-        from grader.judge.references import LiveReferences
         from grader.run.plugin import GradingPlugin
         from grader.run.session import pytest_args
 
-        references = self.references or LiveReferences(self.course, cache_dir=self.out / "cache")  # only in OUT
-        plugin = GradingPlugin(self._session(None, references))
-        loop = _StudentLoop(self, plugin, references, tasks, report)
+        plugin = GradingPlugin(self._session(None, self.references))
+        loop = _StudentLoop(self, plugin, self.references, tasks, report)
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         code = pytest.main(pytest_args(self.course, self.ids), plugins=[plugin, loop])
         if loop.error is not None:

@@ -51,7 +51,7 @@ def warm_references(course: Course, ids: list[str], references, corpus, jobs: in
         return []
     units = [(exercise_id, mistake, a_call) for exercise_id, a_call in slow
              for mistake in references(exercise_id).mistakes]
-    shares = [units[n::jobs] for n in range(max(1, jobs)) if units[n::jobs]]
+    shares = [units[n::jobs] for n in range(jobs) if units[n::jobs]]  # jobs >= 1 (grade batch -j)
     children = [_Child(lambda share=share: _mistakes_pass(references, share)) for share in shares]  # side by side
     if all(child.succeeded() for child in children):
         for exercise_id in cold:

@@ -210,7 +210,7 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
             # A child the student's code forked came back into this loop (its fork failed under
             # the process cap, or it just returned): it holds the key and the count, and an answer
             # from it would put the worker's own next one out of step (read as forged). It ends.
-            os._exit(0)
+            leave(0)
         mac = digest(key, pack(signed[0], blob), "sha256")
         signed[0] += 1
         try:
