@@ -13,7 +13,35 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("GPT_COURSE_SHARED") or ROOT.parent / "shared")
 
 
+# One temporary folder per test session for the kit's caches (downloads, reference answers)
+# and hypothesis's, made by the first process (xdist's workers inherit it through the
+# environment) and removed by that process when the session ends.
+_SCRATCH_VARIABLE = "GRADE_TESTS_SCRATCH"
+_made_scratch: Path | None = None
+
+
+def _session_scratch() -> Path:
+    global _made_scratch
+    if _SCRATCH_VARIABLE not in os.environ:
+        import tempfile
+
+        _made_scratch = Path(tempfile.mkdtemp(prefix="grade-tests-"))
+        os.environ[_SCRATCH_VARIABLE] = str(_made_scratch)
+    return Path(os.environ[_SCRATCH_VARIABLE])
+
+
 def pytest_configure(config):
+    scratch = _session_scratch()
+    # Keep the kit's caches out of the user's home during tests.
+    os.environ.setdefault("XDG_CACHE_HOME", str(scratch / "cache"))
+    # hypothesis keeps nothing in the working tree: no example database, its files in the scratch
+    from hypothesis import settings
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    set_hypothesis_home_dir(str(scratch / "hypothesis"))
+    settings.register_profile("kit", database=None)
+    settings.load_profile("kit")
+
     # Tests and CI read the lesson's corpus from the shared copy, never the network.
     shared = SHARED / "datasets"
     if "GPT_COURSE_DATA" not in os.environ and (shared / "tinyshakespeare" / "input.txt").is_file():
@@ -51,20 +79,8 @@ def grade_exe() -> str:
     return str(exe)
 
 
-def pytest_sessionstart(session):
-    # Keep the kit's caches (downloads, reference answers) out of the user's home during tests.
-    import tempfile
+def pytest_unconfigure(config):
+    if _made_scratch is not None:
+        import shutil
 
-    if "XDG_CACHE_HOME" not in os.environ:
-        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="grade-tests-cache-")
-
-
-# hypothesis keeps nothing in the working tree: no example database, its caches in a temp folder
-import tempfile as _tempfile  # noqa: E402
-
-from hypothesis import settings as _hypothesis_settings  # noqa: E402
-from hypothesis.configuration import set_hypothesis_home_dir  # noqa: E402
-
-set_hypothesis_home_dir(_tempfile.mkdtemp(prefix="grade-tests-hypothesis-"))
-_hypothesis_settings.register_profile("kit", database=None)
-_hypothesis_settings.load_profile("kit")
+        shutil.rmtree(_made_scratch, ignore_errors=True)
