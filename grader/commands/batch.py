@@ -73,7 +73,7 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
     total = sum(e["max_score"] for e in book["exercises"])
     mean = sum(s["score"] for s in book["students"].values()) / n if n else 0
     noted = sum(1 for s in book["students"].values() if s.get("note"))
-    click.echo(say("batch_summary", lang, n=n, noted=noted, mean=f"{mean:.1f}", total=total,
+    click.echo(say("batch_summary_one" if n == 1 else "batch_summary", lang, n=n, noted=noted, mean=f"{mean:.1f}", total=total,
                    grades=out / "grades.csv", results=out / "results.json"))
     if nbgrader_db:
         _write_nbgrader(book, folder, nbgrader_db)

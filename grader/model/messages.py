@@ -108,6 +108,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "batch_summary": {"zh": "{n} 名学生 / students ({noted} 有备注 / with a note), 平均 / mean {mean}/{total} -> "
                             "{grades}, {results}",
                       "en": "{n} students ({noted} with a note), mean {mean}/{total} -> {grades}, {results}"},
+    "batch_summary_one": {"zh": "1 名学生 / student ({noted} 有备注 / with a note), 平均 / mean {mean}/{total} -> "
+                                "{grades}, {results}",
+                          "en": "1 student ({noted} with a note), mean {mean}/{total} -> {grades}, {results}"},
     # the gradebook's note column, past its first problems (grader.cohort.gradebook.note_text)
     "note_more": {"zh": "另有 {more} 项", "en": "and {more} more"},
     # the zygote killed from outside (kill -9, the OOM killer): nothing it touched is recorded

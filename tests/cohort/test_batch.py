@@ -142,6 +142,13 @@ def test_changed_submission_is_regraded(course, tmp_path):
     assert book["students"]["s01"]["exercises"][0]["score"] == book["students"]["s00"]["exercises"][0]["score"] > 0
 
 
+def test_one_student_is_counted_in_the_singular(course, tmp_path):
+    folder = cohort(tmp_path / "cohort", 1)
+    run = batch(course, folder, tmp_path / "out", "--only", "ex01", "--lang", "en")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1].startswith("1 student (0 with a note), mean "), run.stdout
+
+
 def test_shards_merge_into_the_full_gradebook(course, tmp_path):
     folder = cohort(tmp_path / "cohort", 5)
     assert batch(course, folder, tmp_path / "full", "-j", "2").returncode == 0
