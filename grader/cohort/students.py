@@ -22,7 +22,9 @@ Every folder of DIR is a student, dot-folders included, and gets exactly one row
   workers then read; the fingerprint of the submission is taken while copying.
 - What refuses the whole submission (every exercise 0, the reason in the `note` column and in
   every check's message): a folder that cannot be read, or one with more than 4000 entries
-  where exercises are read from.
+  where exercises are read from; a student folder that is a link into the kit, into OUT or
+  through /proc (however many links on the way), or a link that leads nowhere (a missing
+  target, a loop). Files beside the folders are not students.
 - nbgrader notebooks are surveyed and capped the same way before they are parsed; their
   solution cells are extracted into OUT/staged/<key>/.
 
@@ -63,6 +65,8 @@ REASONS = {
     "crash": ("评分进程在这份提交上崩溃", "the grader crashed on this submission"),
     "kit_link": ("是指向工具包（参考答案）、评分输出文件夹或 /proc 的链接：整份提交被拒绝",
                  "is a link into the kit (the reference), the output folder or /proc: the whole submission is refused"),
+    "dead_link": ("是指不到任何地方的链接（目标不存在，或链接成环）：没有可评的文件",
+                  "is a link that leads nowhere (its target is missing, or the links loop): nothing to grade"),
 }
 WHOLE = "refused"  # a problem refusing the whole submission: its own words (intake's) in `zh` / `en`
 INNER = ("exercises",)  # the folder inside a student's folder the exercise files may be in
@@ -134,6 +138,11 @@ def _is_dir(entry: os.DirEntry, follow: bool = True) -> bool:
         return False
 
 
+def _leads_nowhere(entry: os.DirEntry) -> bool:
+    """A link whose target is missing or that loops (`a -> b`, `b -> a`)."""
+    return entry.is_symlink() and not os.path.exists(entry.path)
+
+
 def _links_into(entry: os.DirEntry, course: Course, outs: set[str]) -> bool:
     """A student folder that is a link to the kit (its solutions/), into OUT (other students'
     staged files, the gradebook) or into /proc (/proc/self/cwd)."""
@@ -144,8 +153,42 @@ def _links_into(entry: os.DirEntry, course: Course, outs: set[str]) -> bool:
     real = os.path.realpath(entry.path)
     kits = {os.path.realpath(p) for p in (KIT_ROOT, course.root, course.solutions_dir)} | outs
     inside = any(real == kit or real.startswith(kit.rstrip(os.sep) + os.sep) for kit in kits)
-    written = os.path.normpath(os.path.join(os.path.dirname(entry.path), os.readlink(entry.path)))
-    return inside or written == "/proc" or written.startswith("/proc/")  # `../../proc/self/cwd` too
+    return inside or _resolves_through_proc(entry.path)
+
+
+def _resolves_through_proc(path: str, max_links: int = 40) -> bool:
+    """Whether resolving `path` passes through /proc at any step: `/proc/self/cwd`, written
+    relative (`../../proc/self/cwd`), reached through further links or a linked folder on the
+    way. realpath alone cannot tell: it lands wherever /proc/self/cwd points (the grader's
+    working folder). A chain longer than the kernel follows (a loop) is not: it is read, and
+    refused, as the folder it fails to be.
+
+        _resolves_through_proc("cohort/alice")   # cohort/alice -> ../hops/there -> /proc/self/cwd: True
+    """
+    if os.name != "posix":
+        return False  # no /proc to pass through
+    pending = os.path.join(os.getcwd(), path).split("/")[::-1]  # a stack: the next name last
+    current, followed = "/", 0
+    while pending:
+        name = pending.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            current = os.path.dirname(current)
+            continue
+        candidate = os.path.join(current, name)
+        if candidate == "/proc" or candidate.startswith("/proc/"):
+            return True
+        if os.path.islink(candidate):
+            followed += 1
+            if followed > max_links:
+                return False
+            target = os.readlink(candidate)
+            current = "/" if target.startswith("/") else current
+            pending.extend(target.split("/")[::-1])
+        else:
+            current = candidate
+    return False
 
 
 def is_nbgrader_dir(root: Path) -> bool:
@@ -167,11 +210,14 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
     skipped = {os.path.realpath(p) for p in skip}
     students = []
     for entry in _scan(root):
-        if not _is_dir(entry) or (not entry.is_symlink() and os.path.realpath(entry.path) in skipped):
-            continue  # OUT itself; a link to it is a student's row (refused below)
+        dead = _leads_nowhere(entry)  # a link to a student's folder that is gone still has its row
+        if not (dead or _is_dir(entry)) or (not entry.is_symlink() and os.path.realpath(entry.path) in skipped):
+            continue  # files beside the folders; OUT itself (a link to it is a student's row, refused below)
         key = student_key(entry.name)
         target = Path(staged) / key
-        if _links_into(entry, course, skipped):  # the kit's files and OUT's are never a submission
+        if dead:
+            files, problems = {}, [{"file": display_name(entry.name), "reason": "dead_link"}]
+        elif _links_into(entry, course, skipped):  # the kit's files and OUT's are never a submission
             files, problems = {}, [{"file": display_name(entry.name), "reason": "kit_link"}]
         else:
             files, problems = _read_student(entry.path, course, nbgrader)
@@ -180,7 +226,7 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)
         if not any(EXERCISE_FILE.match(n) for n in names) and all(p.get("unread") for p in problems):
             problems.append({"file": "", "reason": "no_notebooks" if nbgrader else "no_exercise_files"})
-        if any(p["reason"] in (WHOLE, "kit_link") for p in problems):  # every exercise says why
+        if any(p["reason"] in (WHOLE, "kit_link", "dead_link") for p in problems):  # every exercise says why
             refused = {ex.file: problems[0] for ex in course.exercises}
         else:
             refused = {p["file"]: p for p in problems if p.get("file") and not p.get("unread")}

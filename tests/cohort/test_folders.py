@@ -397,9 +397,30 @@ def test_a_student_folder_linked_into_proc_is_refused_however_written(course, tm
     cohort.mkdir()
     os.symlink(os.path.relpath("/proc/self/cwd", cohort), cohort / "relative")
     os.symlink("/proc/self/cwd", cohort / "absolute")
+    # through links of its own: a chain, and a link to a folder that is a link into /proc
+    hops = tmp_path / "hops"
+    hops.mkdir()
+    os.symlink(os.path.relpath("/proc/self", hops), hops / "me")
+    os.symlink(os.path.relpath("/proc/self/cwd", hops), hops / "there")
+    os.symlink(hops / "there", cohort / "chain")
+    os.symlink(os.path.relpath(hops / "me", cohort) + "/cwd", cohort / "via a folder")
     found = {s.name: s for s in find_students(cohort, load_course(course), tmp_path / "staged")}
-    for name in ("relative", "absolute"):
+    for name in ("relative", "absolute", "chain", "via a folder"):
         assert not found[name].present and found[name].problems[0]["reason"] == "kit_link", found[name]
+
+
+def test_a_student_folder_linked_nowhere_keeps_its_row(course, tmp_path):
+    """A link to a student's folder that is gone, or links that loop: a row each, with why."""
+    cohort = tmp_path / "cohort"
+    cohort.mkdir()
+    os.symlink(tmp_path / "moved away", cohort / "gone")
+    os.symlink("loop b", cohort / "loop a")
+    os.symlink("loop a", cohort / "loop b")
+    (cohort / "notes.txt").write_text("a file beside the folders is no student", encoding="utf-8")
+    found = {s.name: s for s in find_students(cohort, load_course(course), tmp_path / "staged")}
+    assert sorted(found) == ["gone", "loop a", "loop b"]
+    for student in found.values():
+        assert not student.present and student.problems[0]["reason"] == "dead_link", student
 
 
 def test_a_write_killed_mid_way_leaves_no_temporary_file_after_the_next_run(tmp_path):
