@@ -164,7 +164,7 @@ def _duration(seconds: float) -> str:
 def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, jobs, course_fp, answers_fp,
                    progress):
     from grader.run.startup import load_judge, resolve_corpus
-    from grader.sandbox import uids
+    from grader.sandbox import slotgroups, uids
 
     jobs = max(1, min(jobs, len(pending)))
     slot_uids: list[int] = []
@@ -174,7 +174,8 @@ def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, j
         references = _warm_up(course, ids, out, answers_fp, corpus, jobs, lang)  # before any student; judges inherit it
         print(time_bound(course, ids, len(pending), jobs, lang), file=sys.stderr, flush=True)
         slot_uids = [uids.allocate() for _ in range(jobs)]  # leased: no other run holds them
-        base_fence = dict(zygote.fence)
+        free = slotgroups.memory_free()  # each slot's processes hold at most their share of it (as root)
+        base_fence = {**zygote.fence, "slot_memory": free // jobs if free else None}
         lock = _SpawnLock(out / ".spawn.lock")
 
         def make_judge(slot: int) -> Judge:

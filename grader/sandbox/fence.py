@@ -8,7 +8,7 @@ platform; `enter` applies every layer it can and reports which held (the README'
 | ----------------------------- | --------------------------------------- | -------------------------------------- |
 | file descriptors              | all closed but the judge's socket; stdin is /dev/null (both)                     |
 | memory                        | RLIMIT_AS (`limits["memory"]`, address space, torch included) (both)              |
-| CPU, file size, core dumps    | RLIMIT_CPU, RLIMIT_FSIZE (16 MB a file), RLIMIT_CORE = 0 (both); as root, one CPU share per uid (a cgroup, `cpushare`: a slot's processes never starve another's) |
+| CPU, file size, core dumps    | RLIMIT_CPU, RLIMIT_FSIZE (16 MB a file), RLIMIT_CORE = 0 (both); as root, one CPU share and memory cap per uid (a cgroup, `slotgroups`: a slot's processes never starve another's, nor run the machine out of memory) |
 | network                       | new empty network namespace             | user+network namespace if the kernel allows unprivileged user namespaces, else none |
 | file system                   | new mount namespace: everything read-only (mount_setattr, recursive), a fresh size-capped tmpfs on /tmp, /var/tmp, /dev/shm; solutions/, grader/checks/, grader/mistakes/, tests/, .git and the caller's `hide` list covered by empty read-only tmpfs | the same inside the user namespace when it is available |
 | the submission                | copied (its *.py files) into the worker's private /tmp, read-only to the student; the original folder is hidden when the caller lists it | the same when the mount namespace is available |
@@ -32,7 +32,7 @@ from pathlib import Path
 from grader.model.paths import KIT_ROOT, PACKAGE_DIR
 import grader.sandbox.intake as intake
 import grader.sandbox.pidns as pidns
-import grader.sandbox.cpushare as cpushare
+import grader.sandbox.slotgroups as slotgroups
 from grader.sandbox.limits import FILE_SIZE_CAP, prefer_for_oom_killer
 
 CLONE_NEWNS = 0x00020000
@@ -343,7 +343,7 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     folder = setup.get("submission")
     report: dict[str, object] = {"root": os.geteuid() == 0, "enabled": bool(fence["enabled"])}
     _close_fds(set(keep_fds or ()))
-    report["oom_score_adj"], report["cpu_group"] = prefer_for_oom_killer(), cpushare.join(fence.get("uid"))  # as root
+    report["oom_score_adj"], report["slot_group"] = prefer_for_oom_killer(), slotgroups.join(fence.get("uid"), limits.get("memory"), fence.get("slot_memory"))  # as root
     global REFUSED
     files, REFUSED = _read_submission(folder, fence["max_copy"])
     if not fence["enabled"]:

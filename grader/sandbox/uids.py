@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 
-import grader.sandbox.cpushare as cpushare
+import grader.sandbox.slotgroups as slotgroups
 
 BASE = 62000
 BLOCK = 64
@@ -117,8 +117,8 @@ def _mine() -> list[_Lease]:
 
 def release(uid: int) -> None:
     """Give `uid` back (after its processes were swept): the next `allocate` may hand it out.
-    Its CPU group goes too when empty (`grader.sandbox.cpushare`; else the next run reuses it)."""
-    cpushare.remove(uid)
+    Its CPU and memory groups go too when empty (`grader.sandbox.slotgroups`; else the next run reuses them)."""
+    slotgroups.remove(uid)
     with _lock:
         for lease in _mine():
             if lease.owns(uid) and uid not in lease.free:
@@ -305,8 +305,8 @@ def _start_watchdog(lease: _Lease) -> None:
             signal.sigtimedwait({signal.SIGTERM}, 1.0)
         for _ in range(2):
             _sweep_block(lease)
-        for uid in range(lease.base, lease.base + BLOCK):  # their CPU groups, now empty (cpushare)
-            cpushare.remove(uid)
+        for uid in range(lease.base, lease.base + BLOCK):  # their groups, now empty (slotgroups)
+            slotgroups.remove(uid)
     except BaseException:  # noqa: BLE001  nothing of the parent's may run here
         code = 1
     finally:
