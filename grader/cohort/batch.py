@@ -27,6 +27,7 @@ How it runs:
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -82,15 +83,32 @@ def check_out(root: Path, out: Path) -> None:
         raise OutError(f"--out {out}: 不能是提交目录本身 / cannot be the submissions folder itself")
     if out.exists() and not out.is_dir():
         raise OutError(f"--out {out}: 已存在且不是文件夹 / exists and is not a folder")
-    if root in out.parents and (out.parent != root or (out.exists() and not (out / COHORT_FILE).exists())):
+    if root in out.parents and (out.parent != root or (out.exists() and not _gradebook_of(out, root))):
         # a student's folder (or inside one): grading into it would drop that student's row
         raise OutError(f"--out {out}: 是提交目录里某个学生的文件夹（或在其中）/ is a student's folder in the "
                        f"submissions folder (or inside one); choose a new folder, or one outside it")
+    if out.is_dir() and not (out / COHORT_FILE).is_file() and any(out.iterdir()):
+        # the kit, its solutions/, the working folder of `--out ""`, a home folder: never written into
+        raise OutError(f"--out {out}: 已存在、非空，且不是 grade batch 的输出目录 / exists, is not empty and holds "
+                       f"no gradebook of grade batch ({COHORT_FILE}); choose a new or an empty folder")
     probe = out
     while not probe.exists():
         probe = probe.parent
     if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
         raise OutError(f"--out {out}: 无法写入 / cannot be written ({probe})")
+
+
+def _gradebook_of(out: Path, root: Path) -> bool:
+    """Whether a folder of DIR is this cohort's OUT from an earlier run, not a student's folder
+    dressed as one: its cohort file names DIR, and it holds no exercise file or notebook where a
+    submission's are read (a student's `cohort.json` alone does not make their folder OUT)."""
+    from grader.cohort.students import holds_exercise_files
+
+    try:
+        held = json.loads((out / COHORT_FILE).read_text(encoding="utf-8")).get("cohort")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return held == os.fsencode(str(root)).decode("utf-8", "backslashreplace") and not holds_exercise_files(out)
 
 
 def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tuple[int, int] = (1, 1),

@@ -198,22 +198,27 @@ def _exercise_header(course: Course, ex_id: str, lang: str) -> dict:
 
 
 def write_gradebook(out: Path, book: dict) -> None:
+    table = grades_csv(book)  # both made before either is written: never one without the other
     atomic_write(Path(out) / "results.json", json.dumps(book, ensure_ascii=False, indent=1) + "\n")
-    atomic_write(Path(out) / "grades.csv", grades_csv(book))
+    atomic_write(Path(out) / "grades.csv", table)
 
 
 HEADER_NAME = "student"
 MAX_ROW = "(max)"
-_RISKY_START = ("=", "+", "-", "@", "\t", "\r", "'", "(")
+# OWASP's formula starts, the full-width forms some spreadsheets read as them, the quote that
+# marks a neutralised cell, and "(" (the max row's look-alikes)
+_RISKY_START = ("=", "+", "-", "@", "'", "(", "＝", "＋", "－", "＠")
 
 
 def safe_cell(name: str) -> str:
-    """A name as a spreadsheet shows it, never a formula, the header or the max row (injective).
+    """A name as a spreadsheet shows it, never a formula, the header or the max row (injective:
+    a quote is put before every risky name, and every name starting with one is risky).
+    Leading white space or control characters (tab, CR, LF, a space before `=`) count too.
 
-    >>> safe_cell('=HYPERLINK("http:evil","10")'), safe_cell("(max)"), safe_cell("alice")
-    ('\\'=HYPERLINK("http:evil","10")', "'(max)", 'alice')
+    >>> safe_cell('=HYPERLINK("http:evil","10")'), safe_cell("(max)"), safe_cell("alice"), safe_cell(" =1")
+    ('\\'=HYPERLINK("http:evil","10")', "'(max)", 'alice', "' =1")
     """
-    if name.startswith(_RISKY_START) or name == HEADER_NAME:
+    if name.startswith(_RISKY_START) or (name and (name[0].isspace() or name[0] < " ")) or name == HEADER_NAME:
         return "'" + name
     return name
 
@@ -244,7 +249,10 @@ def merge_gradebooks(folders: list[Path], out: Path) -> dict:
             book = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
             exercises, students = book["exercises"], book["students"]
             listed = [e["id"] for e in exercises]
-        except (OSError, ValueError, KeyError, TypeError) as err:
+            if not (all(isinstance(i, str) and _points(e.get("max_score")) for i, e in zip(listed, exercises))
+                    and isinstance(students, dict)):
+                raise ValueError("headers")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
             raise OutError(f"{folder}: results.json 无法读取 / cannot be read ({type(err).__name__})") from None
         if headers is None:
             headers = exercises
@@ -253,7 +261,7 @@ def merge_gradebooks(folders: list[Path], out: Path) -> dict:
         ids = [e["id"] for e in headers]
         for name, result in students.items():
             fixed = recompute(result, ids)
-            if fixed is None:
+            if fixed is None or not isinstance(result.get("note", ""), str):
                 raise OutError(f"{folder}: {name}: 结果不完整 / the result is malformed")
             merged[name] = {**fixed, "note": result.get("note", "")}
     book = {"version": STATE_VERSION, "exercises": headers or [],

@@ -191,6 +191,17 @@ def _resolves_through_proc(path: str, max_links: int = 40) -> bool:
     return False
 
 
+def holds_exercise_files(folder: Path, own: tuple[str, ...] = ("staged", "students", "reports", "cache")) -> bool:
+    """Whether a folder holds what a submission is read from: an `exNN_*.py` or a notebook at its
+    top level or one folder down (`exercises/`, an nbgrader assignment), links not followed;
+    `own`: OUT's folders, whose staged copies do not count."""
+    def found(entries) -> bool:
+        return any(EXERCISE_FILE.match(e.name) or e.name.endswith(".ipynb") for e in entries)
+
+    top = _scan(Path(folder))
+    return found(top) or any(found(_scan(Path(e.path))) for e in top if e.name not in own and _is_dir(e, follow=False))
+
+
 def is_nbgrader_dir(root: Path) -> bool:
     """`submitted/<student>/<assignment>/*.ipynb` (root may be the course folder or submitted/)."""
     root = root / "submitted" if (root / "submitted").is_dir() else root

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from grader.cohort.batch import FORMAT_EXT, OutError, check_out, run_batch
+from grader.commands.paths import AnyPath
 from grader.model.course import Course
 from grader.model.messages import say
 from grader.sandbox import ZygoteGone
@@ -25,8 +26,8 @@ def _parse_shard(text: str | None) -> tuple[int, int]:
 
 
 @click.command("batch")
-@click.argument("folder", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--out", "out", type=click.Path(path_type=Path), required=True,
+@click.argument("folder", type=AnyPath(file_okay=False))
+@click.option("--out", "out", type=AnyPath(), required=True,
               help="输出目录 / output folder (grades.csv, results.json)")
 @click.option("-j", "--jobs", type=int, default=None, help="并行评分进程数 / parallel judges (default: CPUs)")
 @click.option("--shard", default=None, help="只评第 i 份（共 n 份）/ grade shard i of n, e.g. 2/4")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
+from grader.commands.paths import AnyPath
 from grader.model.course import CourseError
 from grader.model.messages import say
 
@@ -13,7 +12,7 @@ from grader.model.messages import say
 @click.command("hint")
 @click.argument("exercise_id")
 @click.option("--level", type=int, default=None, help="第几级提示 / which level (default: the next one)")
-@click.option("--submission", type=click.Path(path_type=Path), default=None,
+@click.option("--submission", type=AnyPath(), default=None,
               help="提交目录（记录看到第几级）/ submission folder (remembers the level seen)")
 @click.pass_obj
 def hint_command(obj, exercise_id, level, submission):

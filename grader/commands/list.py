@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
+from grader.commands.paths import AnyPath
+
+
 
 @click.command("list")
-@click.option("--submission", type=click.Path(path_type=Path), default=None,
+@click.option("--submission", type=AnyPath(), default=None,
               help="提交目录 / submission folder (default ./exercises)")
 @click.option("--color/--no-color", default=None, help="彩色输出 / colored text")
 @click.pass_obj

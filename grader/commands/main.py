@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from grader import __version__
+from grader.commands.paths import AnyPath
 from grader.model.course import Course, CourseError, load_course
 from grader.commands.check import check_command
 from grader.commands.grade import make_grade_command
@@ -98,7 +99,7 @@ class GradeGroup(click.Group):
 @click.version_option(__version__, "--version", "-V", prog_name="grade", message="%(prog)s %(version)s")
 @click.option("--lang", type=click.Choice(["zh", "en"]), default=None,
               help="语言，可写在任何子命令前后 / language, before or after any command (default: GRADE_LANG, then the locale)")
-@click.option("--course", "course_path", type=click.Path(path_type=Path), default=None, envvar="GRADE_COURSE",
+@click.option("--course", "course_path", type=AnyPath(), default=None, envvar="GRADE_COURSE",
               help="course.toml (default: the kit's own)")
 @click.pass_context
 def main(ctx, lang, course_path):

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from grader.cohort.batch import OutError, check_out, merge_gradebooks
+from grader.commands.paths import AnyPath
 
 
 @click.command("merge")
-@click.argument("folders", nargs=-1, required=True, type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option("--out", "out", type=click.Path(path_type=Path), required=True)
+@click.argument("folders", nargs=-1, required=True, type=AnyPath(file_okay=False, exists=True))
+@click.option("--out", "out", type=AnyPath(), required=True)
 @click.pass_obj
 def merge(obj, folders, out):
     """合并分片的成绩 / merge the gradebooks of `grade batch --shard` runs."""

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import click
 
+from grader.commands.paths import AnyPath
+
+
 
 @click.command("report")
-@click.argument("out", type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option("--submissions", type=click.Path(path_type=Path, file_okay=False, exists=True), default=None,
+@click.argument("out", type=AnyPath(file_okay=False, exists=True))
+@click.option("--submissions", type=AnyPath(file_okay=False, exists=True), default=None,
               help="学生提交目录，用于比较相似度 / the students' folders, for the similar pairs")
 @click.pass_obj
 def report(obj, out, submissions):

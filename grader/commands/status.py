@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
+from grader.commands.paths import AnyPath
 from grader.student.progress import status_lines, student_folder
 
 
 @click.command("status")
-@click.option("--submission", type=click.Path(path_type=Path), default=None,
+@click.option("--submission", type=AnyPath(), default=None,
               help="提交目录 / submission folder (default ./exercises)")
 @click.option("--color/--no-color", default=None, help="彩色输出 / colored text")
 @click.pass_obj

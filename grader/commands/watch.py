@@ -7,13 +7,14 @@ from pathlib import Path
 
 import click
 
+from grader.commands.paths import AnyPath
 from grader.model.messages import say
 from grader.student.watch import WatchLoop, WatchSession, first_exercise
 
 
 @click.command("watch")
 @click.argument("exercise_id", required=False)
-@click.option("--submission", type=click.Path(path_type=Path), default=None,
+@click.option("--submission", type=AnyPath(), default=None,
               help="提交目录 / submission folder (default ./exercises)")
 @click.option("--color/--no-color", default=None, help="彩色输出 / colored text")
 @click.pass_obj

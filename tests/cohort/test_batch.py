@@ -165,6 +165,23 @@ def test_shards_merge_into_the_full_gradebook(course, tmp_path):
         assert (tmp_path / "merged" / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
 
 
+@pytest.mark.parametrize("book", [
+    {"exercises": [{"id": "ex01", "max_score": 10}],
+     "students": {"a": {"exercises": [{"id": "ex01", "checks": [{"max_score": 10, "passed": True}]}], "note": 5}}},
+    {"exercises": [{"id": "ex01"}], "students": {}},
+    {"exercises": [{"id": "ex01", "max_score": True}], "students": {}},
+    {"exercises": ["ex01"], "students": {}},
+    {"exercises": [{"id": "ex01", "max_score": 10}], "students": ["a"]},
+], ids=["note not text", "no max_score", "max_score a boolean", "header not an object", "students a list"])
+def test_a_malformed_shard_is_refused_before_anything_is_written(course, tmp_path, book):
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "results.json").write_text(json.dumps(book), encoding="utf-8")
+    run = subprocess.run(GRADE + ["--course", str(course), "merge", str(tmp_path / "bad"), "--out", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and ("cannot be read" in run.stderr or "malformed" in run.stderr), run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "out" / "results.json").exists()
+
+
 def test_bad_shard_is_a_usage_error(course, tmp_path):
     folder = cohort(tmp_path / "cohort", 1)
     run = batch(course, folder, tmp_path / "out", "--shard", "3/2")

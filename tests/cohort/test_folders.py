@@ -53,10 +53,14 @@ def test_keys_are_injective_and_safe(a, b):
 
 
 @given(names, names)
+@example("\n=1+1", " =1+1")
+@example("＝1+1", "\x1b=1")
 def test_cells_are_injective_and_never_formulas(a, b):
     ca, cb = safe_cell(a), safe_cell(b)
     assert (ca == cb) == (a == b)
     assert not ca.startswith(("=", "+", "-", "@", "\t", "\r")) and ca not in ("student", MAX_ROW)
+    # white space or a control character before a formula, full-width signs: quoted too
+    assert not (ca[:1].isspace() or ca[:1] < " " or ca.startswith(("＝", "＋", "－", "＠"))) or not a
 
 
 folder_names = st.binary(min_size=1, max_size=40).filter(lambda b: b"/" not in b and b"\0" not in b)
@@ -317,6 +321,20 @@ def test_out_is_checked_before_grading(course, tmp_path):
         run = batch(course, folder, folder / "_out")
         assert run.returncode == 0, run.stderr[-2000:]
         assert list(json.loads((folder / "_out" / "results.json").read_text(encoding="utf-8"))["students"]) == ["s"]
+    # a student's folder dressed as OUT: a cohort file of its own, even one naming DIR
+    (folder / "s" / "cohort.json").write_text(json.dumps({"cohort": str(folder.resolve())}), encoding="utf-8")
+    run = batch(course, folder, folder / "s")
+    assert run.returncode == 2 and "student's folder" in run.stderr, run.stderr
+    # an existing folder that is not empty and holds no gradebook: the kit's solutions/, the
+    # working folder (`--out ""`), a home folder
+    for out in (KIT / "solutions", afile.parent):
+        run = batch(course, folder, out)
+        assert run.returncode == 2 and "not empty" in run.stderr and "Traceback" not in run.stderr, run.stderr
+    run = batch(course, folder, "", cwd=tmp_path)
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert batch(course, folder, empty).returncode == 0  # an empty folder is a new gradebook's
     if not ROOT:
         locked = tmp_path / "ro"
         locked.mkdir(mode=0o500)
