@@ -59,6 +59,11 @@ class GradingSession:
             given = self.in_process[exercise_id]  # a module, or a trusted subject (the reference itself)
             return _Untimed(given if hasattr(given, "observe") else InProcessSubject(given))
         if exercise_id not in self._subjects:
+            # The exercises before it are done (checks run exercise by exercise): their workers
+            # end now, and with them every process their code started (each worker is its PID
+            # namespace's init, or its job's root): nothing of one exercise runs beside the next.
+            for done in list(self._subjects):
+                self._close_subject(done)
             ex = self.course.exercise(exercise_id)
             self._subjects[exercise_id] = WorkerSubject(
                 self.zygote, self.submission, ex.module,
@@ -86,11 +91,16 @@ class GradingSession:
             raise ZygoteGone(zygote.pid)
 
     def close(self) -> None:
-        for exercise_id, subject in self._subjects.items():
-            if getattr(subject, "tampered", None):
-                self.tampered[exercise_id] = list(subject.tampered)
-            subject.close()
-        self._subjects.clear()
+        for exercise_id in list(self._subjects):
+            self._close_subject(exercise_id)
+
+    def _close_subject(self, exercise_id: str) -> None:
+        subject = self._subjects.pop(exercise_id)
+        seen = self.tampered.setdefault(exercise_id, [])  # what its worker's guard saw changed
+        seen += [t for t in getattr(subject, "tampered", ()) if t not in seen]
+        if not seen:
+            del self.tampered[exercise_id]
+        subject.close()
 
     def exercise_results(self, by_exercise: dict) -> list[ExerciseResult]:
         """The results in course order, with the guard's and the scan's verdicts applied

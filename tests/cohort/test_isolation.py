@@ -3,12 +3,14 @@
 Each exercise of a submission runs in its own worker, which has run only that exercise's
 file and what it imports: an ex01 that sets torch's default dtype to float64 at import (a
 natural experiment) and patches `torch.allclose` and a builtin leaves the student's correct
-ex02 with full marks, in `grade batch` and in `grade all`.
+ex02 with full marks, in `grade batch` and in `grade all`; and the processes ex01 starts end
+with its worker, before ex02's starts.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -52,4 +54,41 @@ def test_one_exercise_cannot_reach_another_in_grade_all(course, tmp_path):
     run = subprocess.run(GRADE + ["--course", str(course), "all", "--submission", str(folder), "--format", "json"],
                          capture_output=True, text=True, timeout=600, check=False)
     ex02 = {e["id"]: e for e in json.loads(run.stdout)["exercises"]}["ex02"]
+    assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
+
+
+LINGERING = '''
+import os
+import time
+
+for _ in range(80):  # as many processes as the uid's cap allows, each in a session of its own, staying on
+    try:
+        if os.fork() == 0:
+            os.setsid()
+            time.sleep(120)
+            os._exit(0)
+    except OSError:
+        break
+'''
+
+STARTS_ONE = '''
+import subprocess
+import sys
+
+subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)  # a process of its own, once
+'''
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="the process cap per worker uid holds as root")
+def test_an_exercises_processes_end_before_the_next_exercise(course, tmp_path):
+    """ex01's processes (setsid'd, sleeping) are gone when ex02 runs: its own process starts
+    (before, they held the uid's process cap until the student ended, and ex02 scored 0)."""
+    folder = tmp_path / "cohort" / "lingers"
+    folder.mkdir(parents=True)
+    (folder / EX01).write_text(LINGERING + (KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / EX02).write_text(STARTS_ONE + (KIT / "solutions" / EX02).read_text(encoding="utf-8"), encoding="utf-8")
+    run = batch(course, tmp_path / "cohort", tmp_path / "out")
+    assert run.returncode == 0, run.stderr[-2000:]
+    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    ex02 = {e["id"]: e for e in book["students"]["lingers"]["exercises"]}["ex02"]
     assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
