@@ -33,7 +33,6 @@ import sys
 from pathlib import Path
 
 from grader.cohort.gradebook import (
-    COHORT_FILE,
     STATE_VERSION,
     OutError,
     assemble,
@@ -44,11 +43,13 @@ from grader.cohort.gradebook import (
     write_gradebook,
 )
 from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
+from grader.cohort.layout import COHORT_FILE
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
-from grader.cohort.students import Student, find_students, is_nbgrader_dir, student_key
+from grader.cohort.students import Student, find_students, is_nbgrader_dir, not_students, student_key
 from grader.model.course import Course
 from grader.model.fingerprint import answers_fingerprint, derived_fingerprint
+from grader.model.messages import say
 from grader.run.budgets import worst_case_seconds
 
 __all__ = [
@@ -138,6 +139,10 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
                               huge_pages=True)
         try:
             students = find_students(root, course, out / "staged", skip=(out,))
+            strays = not_students(root)
+            if strays:
+                shown = ", ".join(strays[:10]) + (f" (+{len(strays) - 10})" if len(strays) > 10 else "")
+                print(say("batch_strays", lang, names=shown), file=sys.stderr, flush=True)
             index, count = shard
             students = [s for n, s in enumerate(students) if n % count == index - 1]
             answers_fp = answers_fingerprint(course)  # digested once: the judges' references take it too
@@ -164,7 +169,6 @@ def time_bound(course: Course, ids: list[str], pending: int, jobs: int, lang: st
     >>> time_bound(course, ["ex01"], 40, 2, "en")
     "40 to grade: at most 60 s of student code each, 20 min in all on 2 judge(s), plus the grader's own time …"
     """
-    from grader.model.messages import say
 
     each = worst_case_seconds(course, ids)
     judges = max(1, min(jobs, pending))
@@ -216,7 +220,6 @@ def _warm_up(course, ids, out, answers_fp, corpus, jobs, lang):
 
     from grader.cohort.warmup import warm_references
     from grader.judge.references import LiveReferences
-    from grader.model.messages import say
 
     references = LiveReferences(course, cache_dir=out / "cache", fingerprint=answers_fp)
     started = time.monotonic()

@@ -27,14 +27,13 @@ import json
 import os
 from pathlib import Path
 
+from grader.cohort.layout import COHORT_FILE, LOCK_NAME
 from grader.cohort.students import Student, reason_text
 from grader.model.course import Course
 from grader.model.files import atomic_write
 from grader.model.messages import say
 
 STATE_VERSION = 2
-LOCK_NAME = ".grade-batch.lock"
-COHORT_FILE = "cohort.json"
 
 
 class OutError(Exception):

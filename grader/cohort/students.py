@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.cohort.capped import NOTEBOOK_CAP, SOURCE_CAP, TOTAL_CAP, read_capped
+from grader.cohort.layout import inside_an_out
 from grader.cohort.notebooks import extract_notebook_text
 from grader.model.course import Course
 from grader.model.files import atomic_write
@@ -64,7 +65,11 @@ REASONS = {
     "no_notebooks": ("没有可读的 notebook", "no readable notebook"),
     "crash": ("评分进程在这份提交上崩溃", "the grader crashed on this submission"),
     "kit_link": ("是指向工具包（参考答案）、评分输出文件夹或 /proc 的链接：整份提交被拒绝",
-                 "is a link into the kit (the reference), the output folder or /proc: the whole submission is refused"),
+                 "is a link into the kit (the reference), a gradebook folder (OUT) or /proc: the whole submission is refused"),
+    "peer_link": ("是指向提交目录里另一个文件夹（{peer}）的链接：那里的文件只作为那个文件夹的提交评分",
+                  "is a link to another folder of the submissions folder ({peer}): its files are graded as that folder's only"),
+    "dir_link": ("是指向提交目录本身（或其上层）的链接：整份提交被拒绝",
+                 "is a link to the submissions folder itself (or a folder above it): the whole submission is refused"),
     "dead_link": ("是指不到任何地方的链接（目标不存在，或链接成环）：没有可评的文件",
                   "is a link that leads nowhere (its target is missing, or the links loop): nothing to grade"),
 }
@@ -113,7 +118,7 @@ def reason_text(problem: dict, lang: str) -> str:
     if problem.get("reason") == WHOLE:  # intake's words, which name the entry
         return str(problem.get("en" if lang == "en" else "zh") or problem.get("en") or "")
     zh, en = REASONS.get(problem.get("reason"), ("无法评分", "cannot be graded"))
-    text = (en if lang == "en" else zh).format(cap=_size(problem.get("cap", 0)))
+    text = (en if lang == "en" else zh).format(cap=_size(problem.get("cap", 0)), peer=problem.get("peer", ""))
     return f"{problem['file']}: {text}" if problem.get("file") else text
 
 
@@ -138,14 +143,30 @@ def _is_dir(entry: os.DirEntry, follow: bool = True) -> bool:
         return False
 
 
+def _peer_of(entry: os.DirEntry, root: Path, folders: dict[str, str]) -> str | None:
+    """For a student folder that is a link: the folder of DIR it shares its files with (another
+    student's, or one inside it: that student's name; DIR itself or a folder above it: ""), or
+    None when it leads outside DIR to a folder no other entry of DIR is."""
+    if not entry.is_symlink():
+        return None
+    real, top = os.path.realpath(entry.path), os.path.realpath(root)
+    if real == top or top.startswith(real.rstrip(os.sep) + os.sep):
+        return ""
+    if real in folders:
+        return display_name(folders[real])
+    if real.startswith(top.rstrip(os.sep) + os.sep):  # inside a folder of DIR
+        return display_name(os.path.relpath(real, top).split(os.sep)[0])
+    return None
+
+
 def _leads_nowhere(entry: os.DirEntry) -> bool:
     """A link whose target is missing or that loops (`a -> b`, `b -> a`)."""
     return entry.is_symlink() and not os.path.exists(entry.path)
 
 
 def _links_into(entry: os.DirEntry, course: Course, outs: set[str]) -> bool:
-    """A student folder that is a link to the kit (its solutions/), into OUT (other students'
-    staged files, the gradebook) or into /proc (/proc/self/cwd)."""
+    """A student folder that is a link to the kit (its solutions/), into OUT or any other
+    batch's OUT (other students' staged files, the gradebook) or into /proc (/proc/self/cwd)."""
     if not entry.is_symlink():
         return False
     from grader.model.paths import KIT_ROOT
@@ -153,7 +174,7 @@ def _links_into(entry: os.DirEntry, course: Course, outs: set[str]) -> bool:
     real = os.path.realpath(entry.path)
     kits = {os.path.realpath(p) for p in (KIT_ROOT, course.root, course.solutions_dir)} | outs
     inside = any(real == kit or real.startswith(kit.rstrip(os.sep) + os.sep) for kit in kits)
-    return inside or _resolves_through_proc(entry.path)
+    return inside or inside_an_out(real) or _resolves_through_proc(entry.path)
 
 
 def _resolves_through_proc(path: str, max_links: int = 40) -> bool:
@@ -212,6 +233,15 @@ def is_nbgrader_dir(root: Path) -> bool:
     return False
 
 
+def not_students(root: Path) -> list[str]:
+    """The entries of DIR that get no row: files, FIFOs and the like beside the student folders
+    (a `bob.zip` never unpacked), by name, for the batch to say so."""
+    root = Path(root)
+    if is_nbgrader_dir(root) and (root / "submitted").is_dir():
+        root = root / "submitted"
+    return [display_name(e.name) for e in _scan(root) if not (_is_dir(e) or _leads_nowhere(e))]
+
+
 def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path, ...] = ()) -> list[Student]:
     """Every folder under `root` as a Student, in name order (`skip`: OUT, when it lies in root)."""
     root = Path(root)
@@ -219,17 +249,23 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
     if nbgrader and (root / "submitted").is_dir():
         root = root / "submitted"
     skipped = {os.path.realpath(p) for p in skip}
+    entries = _scan(root)
+    folders = {os.path.realpath(e.path): e.name for e in entries if not e.is_symlink() and _is_dir(e)}
     students = []
-    for entry in _scan(root):
+    for entry in entries:
         dead = _leads_nowhere(entry)  # a link to a student's folder that is gone still has its row
         if not (dead or _is_dir(entry)) or (not entry.is_symlink() and os.path.realpath(entry.path) in skipped):
             continue  # files beside the folders; OUT itself (a link to it is a student's row, refused below)
         key = student_key(entry.name)
         target = Path(staged) / key
+        peer = _peer_of(entry, root, folders)
         if dead:
             files, problems = {}, [{"file": display_name(entry.name), "reason": "dead_link"}]
         elif _links_into(entry, course, skipped):  # the kit's files and OUT's are never a submission
             files, problems = {}, [{"file": display_name(entry.name), "reason": "kit_link"}]
+        elif peer is not None:  # another student's work is theirs, graded once, under their name
+            files, problems = {}, [{"file": display_name(entry.name), "reason": "peer_link", "peer": peer}
+                                   if peer else {"file": display_name(entry.name), "reason": "dir_link"}]
         else:
             files, problems = _read_student(entry.path, course, nbgrader)
         fingerprint = _stage(target, files, problems)
@@ -237,7 +273,7 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)
         if not any(EXERCISE_FILE.match(n) for n in names) and all(p.get("unread") for p in problems):
             problems.append({"file": "", "reason": "no_notebooks" if nbgrader else "no_exercise_files"})
-        if any(p["reason"] in (WHOLE, "kit_link", "dead_link") for p in problems):  # every exercise says why
+        if any(p["reason"] in (WHOLE, "kit_link", "dead_link", "peer_link", "dir_link") for p in problems):  # every exercise says why
             refused = {ex.file: problems[0] for ex in course.exercises}
         else:
             refused = {p["file"]: p for p in problems if p.get("file") and not p.get("unread")}

@@ -105,6 +105,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "batch_warm": {"zh": "参考答案已预先算好（{seconds} s，每个 OUT 一次）/ the slow reference answers computed "
                          "ahead in {seconds} s (once per OUT)",
                    "en": "the slow reference answers computed ahead in {seconds} s (once per OUT)"},
+    "batch_strays": {"zh": "不是文件夹，未评分 / not folders, not graded: {names}",
+                     "en": "not folders, not graded: {names}"},
     "batch_summary": {"zh": "{n} 名学生 / students ({noted} 有备注 / with a note), 平均 / mean {mean}/{total} -> "
                             "{grades}, {results}",
                       "en": "{n} students ({noted} with a note), mean {mean}/{total} -> {grades}, {results}"},

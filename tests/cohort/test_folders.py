@@ -30,7 +30,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
-from grader.cohort.students import display_name, find_students, is_nbgrader_dir, student_key
+from grader.cohort.students import display_name, find_students, is_nbgrader_dir, not_students, student_key
 from grader.model.course import load_course
 from tests.cohort.test_batch import batch
 from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
@@ -437,8 +437,37 @@ def test_a_student_folder_linked_nowhere_keeps_its_row(course, tmp_path):
     (cohort / "notes.txt").write_text("a file beside the folders is no student", encoding="utf-8")
     found = {s.name: s for s in find_students(cohort, load_course(course), tmp_path / "staged")}
     assert sorted(found) == ["gone", "loop a", "loop b"]
+    assert not_students(cohort) == ["notes.txt"]  # said by the batch (a bob.zip never unpacked)
     for student in found.values():
         assert not student.present and student.problems[0]["reason"] == "dead_link", student
+
+
+def test_a_student_folder_linked_to_another_students_work_is_refused(course, tmp_path):
+    """A link to a peer's folder (or into it), to DIR itself, or into another batch's OUT is not
+    that student's work; a link out of DIR, to a folder no other entry is, is graded."""
+    cohort = tmp_path / "cohort"
+    for name in ("alice", "exercises"):
+        (cohort / name).mkdir(parents=True)
+        (cohort / name / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    other_out = tmp_path / "last term" / "out"  # another batch's OUT: its staged copies
+    (other_out / "staged" / "alice~1").mkdir(parents=True)
+    (other_out / "staged" / "alice~1" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    (other_out / "cohort.json").write_text("{}", encoding="utf-8")
+    (other_out / ".grade-batch.lock").write_text("", encoding="utf-8")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    os.symlink("alice", cohort / "peer")
+    os.symlink("alice/", cohort / "peer slash")
+    os.symlink(".", cohort / "itself")
+    os.symlink("..", cohort / "above")
+    os.symlink(other_out / "staged" / "alice~1", cohort / "last term's alice")
+    os.symlink(tmp_path / "elsewhere", cohort / "carol")
+    found = {s.name: s for s in find_students(cohort, load_course(course), tmp_path / "staged")}
+    reasons = {name: s.problems[0]["reason"] if s.problems else None for name, s in found.items()}
+    assert reasons == {"alice": None, "exercises": None, "carol": None, "peer": "peer_link", "peer slash": "peer_link",
+                       "itself": "dir_link", "above": "dir_link", "last term's alice": "kit_link"}
+    assert found["peer"].problems[0]["peer"] == "alice" and not found["peer"].present
+    assert found["carol"].present == {"ex01"}
 
 
 def test_a_write_killed_mid_way_leaves_no_temporary_file_after_the_next_run(tmp_path):

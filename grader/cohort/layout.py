@@ -1,0 +1,24 @@
+"""The names of the files that make a folder `grade batch`'s OUT (shared by the gradebook that
+writes them and the cohort's scan, which never takes another batch's OUT for a student)."""
+
+import os
+
+LOCK_NAME = ".grade-batch.lock"  # flock'ed while a batch runs (grader.cohort.gradebook.hold_out)
+COHORT_FILE = "cohort.json"  # which cohort OUT holds
+
+
+def inside_an_out(path: str) -> bool:
+    """Whether `path` (resolved) is in, or is, a folder holding both of OUT's files: another
+    batch's staged copies or gradebook, never a submission.
+
+    >>> inside_an_out("/srv/grading/out/staged/alice~0b9e")   # with /srv/grading/out/cohort.json
+    True
+    """
+    folder = path
+    while True:
+        if os.path.isfile(os.path.join(folder, COHORT_FILE)) and os.path.exists(os.path.join(folder, LOCK_NAME)):
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
