@@ -43,7 +43,7 @@ from grader.cohort.gradebook import (
     write_gradebook,
 )
 from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
-from grader.cohort.layout import COHORT_FILE
+from grader.cohort.layout import COHORT_FILE, LOCK_NAME
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
 from grader.cohort.students import Student, find_students, is_nbgrader_dir, not_students, student_key
@@ -88,10 +88,11 @@ def check_out(root: Path, out: Path) -> None:
         # a student's folder (or inside one): grading into it would drop that student's row
         raise OutError(f"--out {out}: 是提交目录里某个学生的文件夹（或在其中）/ is a student's folder in the "
                        f"submissions folder (or inside one); choose a new folder, or one outside it")
-    if out.is_dir() and not (out / COHORT_FILE).is_file() and any(out.iterdir()):
-        # the kit, its solutions/, the working folder of `--out ""`, a home folder: never written into
-        raise OutError(f"--out {out}: 已存在、非空，且不是 grade batch 的输出目录 / exists, is not empty and holds "
-                       f"no gradebook of grade batch ({COHORT_FILE}); choose a new or an empty folder")
+    if out.is_dir() and not any((out / name).exists() for name in (COHORT_FILE, LOCK_NAME)) and any(out.iterdir()):
+        # the kit, its solutions/, the working folder of `--out ""`, a home folder: never written
+        # into (a batch's OUT has both files, a merged gradebook's the lock)
+        raise OutError(f"--out {out}: 已存在、非空，且不是 grade batch 或 grade merge 的输出目录 / exists, is not "
+                       f"empty and holds no gradebook of grade batch or grade merge; choose a new or an empty folder")
     probe = out
     while not probe.exists():
         probe = probe.parent
