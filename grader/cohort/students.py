@@ -23,8 +23,10 @@ Every folder of DIR is a student, dot-folders included, and gets exactly one row
 - What refuses the whole submission (every exercise 0, the reason in the `note` column and in
   every check's message): a folder that cannot be read, or one with more than 4000 entries
   where exercises are read from; a student folder that is a link into the kit, into OUT or
-  through /proc (however many links on the way), or a link that leads nowhere (a missing
-  target, a loop). Files beside the folders are not students.
+  another batch's OUT, or through /proc (however many links on the way), a link that leads
+  nowhere (a missing target, a loop), a link to another student's folder or into one, or to
+  DIR itself or above it (a student's work is graded once, under its own folder's name).
+  Files beside the folders are not students (`not_students` names them).
 - nbgrader notebooks are surveyed and capped the same way before they are parsed; their
   solution cells are extracted into OUT/staged/<key>/.
 
