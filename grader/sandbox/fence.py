@@ -13,7 +13,7 @@ platform; `enter` applies every layer it can and reports which held (the README'
 | file system                   | new mount namespace: everything read-only (mount_setattr, recursive), a fresh size-capped tmpfs on /tmp, /var/tmp, /dev/shm; solutions/, grader/checks/, grader/mistakes/, tests/, .git and the caller's `hide` list covered by empty read-only tmpfs | the same inside the user namespace when it is available |
 | the submission                | copied (its *.py files) into the worker's private /tmp, read-only to the student; the original folder is hidden when the caller lists it | the same when the mount namespace is available |
 | user                          | setgroups([]), setgid/setuid to a dedicated unprivileged uid (`uid`, default 65534); NO_NEW_PRIVS | capabilities of the user namespace dropped; same uid as the grader |
-| processes                     | RLIMIT_NPROC (`nproc`) counted for that uid; the worker is a process-group leader the judge kills with killpg; `sweep_uid` kills every process left with that uid (daemons that escaped with setsid) | killpg only (RLIMIT_NPROC would count every process of the user) |
+| processes                     | RLIMIT_NPROC (`nproc`) counted for that uid (as a user: in the worker's own user namespace, Linux 5.14+); the worker is a process-group leader the judge kills with killpg; `sweep_uid` kills every process left with that uid (daemons that escaped with setsid) | killpg only (RLIMIT_NPROC would count every process of the user) |
 | parent death, memory running out | PR_SET_PDEATHSIG(SIGKILL): the worker dies with the zygote; oom_score_adj 1000: the OOM killer's first choice (both) |
 
 Nothing here is secret from the student: the fence holds because of what the kernel
@@ -33,7 +33,7 @@ from grader.model.paths import KIT_ROOT, PACKAGE_DIR
 import grader.sandbox.intake as intake
 import grader.sandbox.pidns as pidns
 import grader.sandbox.slotgroups as slotgroups
-from grader.sandbox.limits import FILE_SIZE_CAP, prefer_for_oom_killer
+from grader.sandbox.limits import FILE_SIZE_CAP, nproc_counts_per_user_namespace, prefer_for_oom_killer
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -306,11 +306,11 @@ def _drop_capabilities() -> None:
         raise OSError(ctypes.get_errno(), "capset")
 
 
-def _limits(limits: dict, fence: dict, dropped: bool, report: dict) -> None:
+def _limits(limits: dict, fence: dict, cap_processes: bool, report: dict) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-long write fails instead of killing
     wanted = [("RLIMIT_FSIZE", FILE_SIZE_CAP), ("RLIMIT_AS", limits.get("memory")),
               ("RLIMIT_CPU", limits.get("cpu")), ("RLIMIT_CORE", 0)]
-    if dropped:
+    if cap_processes:
         wanted.append(("RLIMIT_NPROC", fence.get("nproc")))
     held = {}
     for name, value in wanted:
@@ -428,8 +428,8 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
             report["user"] = f"uid {uid}"
         except OSError as err:
             report["user"] = f"still root ({err})"
-    if not dropped:
-        _limits(limits, fence, False, report)
+    if not dropped:  # the process cap too, in a user namespace of its own that counts them apart
+        _limits(limits, fence, namespaced and not privileged and nproc_counts_per_user_namespace(), report)
         if namespaced and not privileged:
             try:
                 _drop_capabilities()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 OUTPUT_CAP = 4000  # characters of the student's printed output kept per call
 FILE_SIZE_CAP = 16 * 1024 * 1024  # bytes a worker may write to any one file
 DEFAULT_LIMITS = {"memory": 6 * 1024**3, "cpu": 900}
@@ -26,3 +28,20 @@ def prefer_for_oom_killer() -> int | None:
     except OSError:  # not Linux, or no /proc
         return None
     return OOM_FIRST
+
+
+def nproc_counts_per_user_namespace() -> bool:
+    """Whether RLIMIT_NPROC counts the processes of a uid in each user namespace on its own
+    (Linux 5.14 and later, ucounts): then a worker in a user namespace of its own may cap its
+    processes without counting every other process of the user (as an ordinary user, a
+    student's fork bomb stops at the cap instead of taking the user's or the machine's last
+    process, which the zygote's next fork needs).
+
+        >>> nproc_counts_per_user_namespace()   # on Linux 6.1
+        True
+    """
+    try:
+        major, minor = (int(part) for part in os.uname().release.split(".")[:2])
+    except (AttributeError, ValueError):
+        return False
+    return (major, minor) >= (5, 14)

@@ -124,6 +124,9 @@ class Zygote:
                 answered, pid = struct.unpack("!QI", self._recv(12))
                 if answered == request:
                     break
+            if pid == 0:  # the zygote could not fork for 30 s (no process left to the user)
+                judge_end.close()
+                raise WorkerDied("no worker could be started: the system refused a new process")
         except BaseException:
             os.close(dump_read)
             raise

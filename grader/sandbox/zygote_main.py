@@ -8,6 +8,7 @@ reply is the request's number and the worker's pid.
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import os
@@ -15,6 +16,7 @@ import select
 import signal
 import socket
 import struct
+import time
 
 import grader.sandbox.exits as exits
 
@@ -79,7 +81,15 @@ def zygote_main(sock: socket.socket, huge_pages: bool = False) -> None:
         # SIGCHLD waits until the new pid is in status_fds (a worker may die at once)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         as_init = (setup.get("fence") or {}).get("enabled", True) and pidns.next_child_as_init(own_ns)
-        pid = os.fork()
+        pid = _fork_patiently()
+        if pid is None:  # no process to be had: the judge is told (pid 0), this zygote goes on
+            if as_init:
+                pidns.restore(own_ns)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
+            for fd in fds:
+                os.close(fd)
+            sock.sendall(struct.pack("!QI", int(setup.get("request", 0)) & (2**64 - 1), 0))
+            continue
         if pid == 0:
             sock.close()
             for fd in status_fds.values():
@@ -104,6 +114,21 @@ def zygote_main(sock: socket.socket, huge_pages: bool = False) -> None:
         # The request's number with the pid: a judge killed between asking and reading leaves
         # its reply unread, and the next asker (a batch's judges share this zygote) skips it.
         sock.sendall(struct.pack("!QI", int(setup.get("request", 0)) & (2**64 - 1), pid))
+
+
+def _fork_patiently(patience: float = 30.0) -> int | None:
+    """os.fork, tried again while the system has no process (or memory) for it: a student's
+    processes may hold the user's last ones for a moment (EAGAIN), until their worker is killed.
+    None once `patience` seconds have passed, or on any other error."""
+    delay, give_up = 0.01, time.monotonic() + patience
+    while True:
+        try:
+            return os.fork()
+        except OSError as err:
+            if err.errno not in (errno.EAGAIN, errno.ENOMEM) or time.monotonic() + delay > give_up:
+                return None
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
 
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
