@@ -51,6 +51,10 @@ def hold_out(out: Path, cohort: Path | None = None):
         raise OutError(f"--out {out}: 已存在且不是文件夹 / exists and is not a folder")
     try:
         out.mkdir(parents=True, exist_ok=True)
+        try:  # the owner's alone: staged copies, answers and grades are no other uid's to read
+            os.chmod(out, 0o700)  # (as root, a worker's uid then cannot read another batch's OUT)
+        except PermissionError:
+            pass  # someone else's folder we may write into: left as it is
         fd = os.open(out / LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as err:
         raise OutError(f"--out {out}: 无法写入 / cannot be written ({err.strerror or err})") from None

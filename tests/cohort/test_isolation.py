@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,34 @@ def test_an_exercises_processes_end_before_the_next_exercise(course, tmp_path):
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     ex02 = {e["id"]: e for e in book["students"]["lingers"]["exercises"]}["ex02"]
     assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="workers run under uids of their own as root")
+def test_no_student_reads_another_batchs_out(course):
+    """Another batch's OUT (its staged copies of every student, its answers) is its owner's
+    alone: a student who knows where it lies and copies a classmate's file from it gets nothing."""
+    import shutil
+    import tempfile
+
+    # where a server keeps its cohorts: not /tmp (every worker has a /tmp of its own)
+    home = next((d for d in ("/srv", "/opt", "/var/lib") if os.path.isdir(d) and os.access(d, os.W_OK)), None)
+    if home is None:
+        pytest.skip("no folder outside /tmp to keep the OUTs in")
+    scratch = Path(tempfile.mkdtemp(prefix="grade-outs-", dir=home))
+    try:
+        scratch.chmod(0o755)
+        first = scratch / "section a"
+        (first / "alice").mkdir(parents=True)
+        (first / "alice" / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+        assert batch(course, first, scratch / "out a", "--only", "ex01").returncode == 0
+        staged = next((scratch / "out a" / "staged").glob("alice~*")) / EX01
+        copier = scratch / "section b" / "mallory"
+        copier.mkdir(parents=True)
+        (copier / EX01).write_text(f"exec(open({str(staged)!r}).read())\n", encoding="utf-8")
+        run = batch(course, scratch / "section b", scratch / "out b", "--only", "ex01")
+        assert run.returncode == 0, run.stderr[-2000:]
+        book = json.loads((scratch / "out b" / "results.json").read_text(encoding="utf-8"))
+        assert book["students"]["mallory"]["score"] == 0
+        assert (scratch / "out a").stat().st_mode & 0o077 == 0
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
