@@ -59,9 +59,11 @@ def _timeout(err: dict, label: str, output: str) -> Finding:
     note_zh, _, note_en = note.rstrip("）").partition(" / ")
     limit = _seconds(limit.strip())
     if err.get("import_error"):
-        return Finding("import_error", label, zh=f"导入这个文件超过 {limit} 仍没有结束：模块顶层的代码可能是死循环",
-                       en=f"importing the file did not finish within {limit}: the code at module level may be an endless loop",
-                       traceback=where)
+        zh = f"导入这个文件超过 {limit} 仍没有结束：模块顶层的代码可能是死循环"
+        en = f"importing the file did not finish within {limit}: the code at module level may be an endless loop"
+        if note_zh:  # the limit was what was left of a budget ("0 s" alone would puzzle)
+            zh, en = zh + f"（{note_zh}）", en + f" ({note_en or note_zh})"
+        return Finding("import_error", label, zh=zh, en=en, traceback=where)
     if "不再等待" in note_zh:  # the same function timed out before in this exercise
         function = label.partition("(")[0] or "this function"
         return Finding("not_run", label, zh=f"没有再运行：{function} 在上面已经超时过一次（可能是死循环）",

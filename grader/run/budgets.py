@@ -115,9 +115,10 @@ class CheckSubject:
             elapsed = time.monotonic() - started
             for clock in clocks:
                 clock.left -= elapsed
-        if not observation.ok and observation.error_type == "Timeout" and not observation.error.get("import_error"):
-            self.exercise.timed_out[function] = limit  # (a file that never finished importing is said once)
-            if binding is not self.check:
+        if not observation.ok and observation.error_type == "Timeout":
+            if not observation.error.get("import_error"):  # (a file that never finished importing is said once)
+                self.exercise.timed_out[function] = limit
+            if binding is not self.check:  # what was left of a budget: said, never a bare "0 s"
                 observation.error["message"] = f"{limit:.3g} s（{binding.zh}已用完 / {binding.en} is used up）"
         return observation
 

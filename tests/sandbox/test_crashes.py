@@ -188,3 +188,16 @@ def test_where_from_dump_keeps_only_the_students_frames(tmp_path):
     fatal, where = where_from_dump("Fatal Python error: Segmentation fault\n\n" + dump, str(tmp_path))
     assert fatal == "Segmentation fault"
     assert where == '  File "ex01_windows.py", line 3, in make_windows\n    pass'
+
+
+def test_an_import_stopped_by_a_spent_budget_says_so():
+    """An import given only what was left of the exercise's budget says why, not "within 0 s"."""
+    from grader.judge.student_errors import student_error_finding
+    from grader.model.calls import Observation
+
+    spent = Observation(ok=False, error={"type": "Timeout", "import_error": True, "traceback": "",
+                                         "message": "0.000412 s（本练习的时间预算已用完 / the exercise's time budget is used up）"})
+    finding = student_error_finding(spent, "windows()")
+    assert finding.en.endswith("within 0 s: the code at module level may be an endless loop "
+                               "(the exercise's time budget is used up)"), finding.en
+    assert "本练习的时间预算已用完" in finding.zh
