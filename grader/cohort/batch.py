@@ -27,7 +27,6 @@ How it runs:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -36,7 +35,9 @@ from grader.cohort.gradebook import (
     STATE_VERSION,
     OutError,
     assemble,
+    cohort_text,
     grades_csv,
+    held_cohort,
     hold_out,
     load_done,
     merge_gradebooks,
@@ -106,11 +107,7 @@ def _gradebook_of(out: Path, root: Path) -> bool:
     submission's are read (a student's `cohort.json` alone does not make their folder OUT)."""
     from grader.cohort.students import holds_exercise_files
 
-    try:
-        held = json.loads((out / COHORT_FILE).read_text(encoding="utf-8")).get("cohort")
-    except (OSError, ValueError, AttributeError):
-        return False
-    return held == os.fsencode(str(root)).decode("utf-8", "backslashreplace") and not holds_exercise_files(out)
+    return held_cohort(out) == cohort_text(root) and not holds_exercise_files(out)
 
 
 def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tuple[int, int] = (1, 1),

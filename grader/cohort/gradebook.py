@@ -80,14 +80,24 @@ def hold_out(out: Path, cohort: Path | None = None):
         os.close(fd)
 
 
+def cohort_text(cohort: Path) -> str:
+    """How OUT's cohort file names DIR: its resolved path as text (odd bytes escaped)."""
+    return os.fsencode(str(Path(cohort).resolve())).decode("utf-8", "backslashreplace")
+
+
+def held_cohort(out: Path) -> str | None:
+    """The cohort OUT's cohort file names, or None (no file, or not one the batch wrote)."""
+    try:
+        held = json.loads((Path(out) / COHORT_FILE).read_text(encoding="utf-8")).get("cohort")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return held if isinstance(held, str) else None
+
+
 def _claim(out: Path, cohort: Path) -> None:
     """OUT holds one cohort: the first batch writes which, a batch of another is refused."""
     path = out / COHORT_FILE
-    mine = os.fsencode(str(cohort.resolve())).decode("utf-8", "backslashreplace")
-    try:
-        held = json.loads(path.read_text(encoding="utf-8")).get("cohort")
-    except (OSError, ValueError, AttributeError):
-        held = None
+    mine, held = cohort_text(cohort), held_cohort(out)
     if held is not None and held != mine:
         raise OutError(f"--out {out}: 已保存另一批提交的成绩（{held}）/ holds the grades of another cohort "
                        f"({held}); choose another --out or remove it")

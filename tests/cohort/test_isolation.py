@@ -58,11 +58,14 @@ def test_one_exercise_cannot_reach_another_in_grade_all(course, tmp_path):
     assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
 
 
-LINGERING = '''
+def lingering(count: int) -> str:
+    """Code that starts `count` processes (or as many as it may), each in a session of its own,
+    sleeping two minutes: what a student's code leaves behind."""
+    return f'''
 import os
 import time
 
-for _ in range(80):  # as many processes as the uid's cap allows, each in a session of its own, staying on
+for _ in range({count}):
     try:
         if os.fork() == 0:
             os.setsid()
@@ -71,6 +74,9 @@ for _ in range(80):  # as many processes as the uid's cap allows, each in a sess
     except OSError:
         break
 '''
+
+
+LINGERING = lingering(80)  # as many as the uid's cap allows
 
 STARTS_ONE = '''
 import subprocess

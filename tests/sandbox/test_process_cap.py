@@ -17,29 +17,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from grader.sandbox.limits import nproc_counts_per_user_namespace
+from tests.cohort.test_isolation import lingering
 from tests.sandbox.as_user import as_user_prefix, needs_root
 from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
 
-BOMB = textwrap.dedent('''
-    import os
-    import time
-
-    for _ in range(2000):  # far past the user's limit the grader runs under
-        try:
-            if os.fork() == 0:
-                os.setsid()
-                time.sleep(120)
-                os._exit(0)
-        except OSError:
-            break
-    time.sleep(4)  # the processes stay while the other judge's workers start
-''')
+# far past the user's limit the grader runs under; they stay while the other judge's workers start
+BOMB = lingering(2000) + "time.sleep(4)\n"
 
 
 @needs_root
