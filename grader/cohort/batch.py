@@ -44,7 +44,7 @@ from grader.cohort.gradebook import (
     write_gradebook,
 )
 from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
-from grader.cohort.layout import COHORT_FILE, LOCK_NAME
+from grader.cohort.layout import COHORT_FILE, LOCK_NAME, inside_an_out
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
 from grader.cohort.students import Student, find_students, is_nbgrader_dir, not_students, student_key
@@ -94,6 +94,9 @@ def check_out(root: Path, out: Path) -> None:
         # into (a batch's OUT has both files, a merged gradebook's the lock)
         raise OutError(f"--out {out}: 已存在、非空，且不是 grade batch 或 grade merge 的输出目录 / exists, is not "
                        f"empty and holds no gradebook of grade batch or grade merge; choose a new or an empty folder")
+    if inside_an_out(str(out.parent)):  # its staged copies or gradebook: written over, or graded as a cohort
+        raise OutError(f"--out {out}: 在另一个 grade batch 的输出目录里 / is inside another grade batch's OUT; "
+                       f"choose a folder outside it")
     probe = out
     while not probe.exists():
         probe = probe.parent

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from grader.commands.paths import AnyPath
+from grader.commands.paths import AnyPath, OutputFile
 from grader.model.course import CourseError
 from grader.model.messages import say
 
@@ -18,7 +18,7 @@ def grading_options(func):
         click.option("--reference", is_flag=True, help="评分参考答案 / grade the reference solutions"),
         click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "gradescope", "github", "classroom"]),
                      default="text", show_default=True),
-        click.option("--out", "out", type=AnyPath(), default=None, help="写入文件 / write to FILE"),
+        click.option("--out", "out", type=OutputFile(), default=None, help="写入文件 / write to FILE"),
         click.option("--hidden-visibility", "hidden_visibility", type=click.Choice(["after_published", "hidden"]),
                      default=None, help="gradescope: 隐藏检查何时可见 / when students see hidden checks "
                                         "(default after_published)"),

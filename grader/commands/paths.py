@@ -7,13 +7,20 @@ gradebook, a release or a Gradescope bundle into whatever folder the command ran
     >>> AnyPath().convert("", None, None)
     Traceback (most recent call last):
     click.exceptions.BadParameter: 不能为空 / must not be empty
+
+A report written to a file (`grade all --out report.xml`) is checked the same way before
+anything is graded: a missing folder or a folder given for the file is said at once, not
+after a minute of grading as a traceback.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
+
+from grader.cohort.layout import inside_an_out
 
 
 class AnyPath(click.Path):
@@ -26,3 +33,26 @@ class AnyPath(click.Path):
         if isinstance(value, str) and not value.strip():
             self.fail("不能为空 / must not be empty", param, ctx)
         return super().convert(value, param, ctx)
+
+
+class OutputFile(AnyPath):
+    """A file a command writes its report into: refused, before any work, when it cannot be.
+
+    An existing file (or /dev/stdout) is written over; a new one needs a writable folder. A
+    file inside `grade batch`'s OUT is refused: it would replace that batch's gradebook.
+    """
+
+    def __init__(self):
+        super().__init__(dir_okay=False)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        folder = Path(os.path.abspath(path)).parent
+        if not folder.is_dir():
+            self.fail(f"文件夹不存在 / its folder does not exist: {folder}", param, ctx)
+        if not os.access(path if path.exists() else folder, os.W_OK):
+            self.fail(f"无法写入 / cannot be written: {path}", param, ctx)
+        if inside_an_out(os.path.realpath(folder)):
+            self.fail(f"在 grade batch 的输出目录里，会覆盖它的成绩 / is inside grade batch's OUT and would "
+                      f"overwrite its gradebook: {path}", param, ctx)
+        return path

@@ -53,7 +53,10 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
                   hidden_note=recorded, picture_dir=None if reference else folder / ".grade",
                   hidden_visibility=hidden_visibility, show_hidden=show_hidden, show_answers=show_answers)
     if out:
-        Path(out).write_text(text + "\n", encoding="utf-8")
+        try:  # checked before grading (grader.commands.paths.OutputFile); a disk that filled since
+            Path(out).write_text(text + "\n", encoding="utf-8")
+        except OSError as err:
+            raise click.ClickException(f"无法写入 / cannot write {out}: {err.strerror or err}") from None
     else:
         click.echo(text)
     if submission is None and not reference and out is None:

@@ -335,6 +335,10 @@ def test_out_is_checked_before_grading(course, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert batch(course, folder, empty).returncode == 0  # an empty folder is a new gradebook's
+    for inside in (empty / "again", empty / "staged" / "again"):  # inside that batch's OUT: refused
+        run = batch(course, folder, inside)
+        assert run.returncode == 2 and "inside another grade batch's OUT" in run.stderr, run.stderr
+        assert not inside.exists()
     if not ROOT:
         locked = tmp_path / "ro"
         locked.mkdir(mode=0o500)

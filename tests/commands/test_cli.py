@@ -44,6 +44,22 @@ def test_usage_errors_exit_2(grade_exe, root, tmp_path):
         assert "Traceback" not in run.stdout + run.stderr
 
 
+def test_a_report_file_that_cannot_be_written_is_refused_before_grading(grade_exe, root, tmp_path):
+    out = tmp_path / "out"  # a batch's OUT: its cohort file and lock
+    out.mkdir()
+    (out / "cohort.json").write_text('{"cohort": "/srv/cohort"}\n')
+    (out / ".grade-batch.lock").write_text("")
+    (out / "grades.csv").write_text("student,total\n")
+    for where, said in ((tmp_path / "nowhere" / "report.txt", "does not exist"), (tmp_path, "is a directory"),
+                        (out / "grades.csv", "OUT")):
+        run = grade(grade_exe, "ex01", "--reference", "--out", str(where))
+        assert run.returncode == 2 and said in run.stderr, run.stderr
+        assert "Traceback" not in run.stdout + run.stderr
+    assert (out / "grades.csv").read_text() == "student,total\n"
+    written = grade(grade_exe, "ex01", "--reference", "--format", "json", "--out", str(tmp_path / "report.json"))
+    assert written.returncode == 0 and json.loads((tmp_path / "report.json").read_text())["score"] == 10
+
+
 def test_json_parses_and_scores_add_up(grade_exe, root, tmp_path):
     sub = tmp_path / "sub"
     sub.mkdir()
