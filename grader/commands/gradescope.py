@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from grader.commands.paths import AnyPath
+from grader.commands.paths import OutputFolder
 
 
 
 @click.command("gradescope")
-@click.argument("out", type=AnyPath())
+@click.argument("out", type=OutputFolder(file_okay=True))
 @click.option("--hidden-visibility", type=click.Choice(["after_published", "hidden"]), default="after_published",
               show_default=True, help="隐藏检查何时可见 / when students see the hidden checks")
 @click.pass_obj

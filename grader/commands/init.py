@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from grader.commands.paths import AnyPath
+from grader.commands.paths import OutputFolder
 from grader.student.init_folder import init_folder
 
 
 @click.command("init")
-@click.argument("out", type=AnyPath(), default="gpt-exercises")
+@click.argument("out", type=OutputFolder(), default="gpt-exercises")
 @click.pass_obj
 def init(obj, out: Path):
     """写出练习目录 / write a folder with the exercises to fill in (default ./gpt-exercises).

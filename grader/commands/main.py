@@ -156,6 +156,10 @@ def entry() -> None:
         code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         if not isinstance(stop.code, (int, type(None))):
             click.echo(stop.code, err=True)
+    except OSError as err:  # a folder that refuses what its modes allowed (/proc as root), a disk that fills
+        where = f" {err.filename}" if err.filename else ""
+        click.echo(f"grade: 无法读写 / cannot read or write{where}: {err.strerror or err}", err=True)
+        code = 3  # not 1 (a check failed) nor 2 (usage): the grader could not finish
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

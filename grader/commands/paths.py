@@ -56,3 +56,28 @@ class OutputFile(AnyPath):
             self.fail(f"在 grade batch 的输出目录里，会覆盖它的成绩 / is inside grade batch's OUT and would "
                       f"overwrite its gradebook: {path}", param, ctx)
         return path
+
+
+class OutputFolder(AnyPath):
+    """A folder a command builds (a release, nbgrader's course, a student's exercises), or a
+    file it writes with `file_okay=True` (the Gradescope bundle): made with its parents, so
+    the nearest folder that exists must be one this user can write into.
+    """
+
+    def __init__(self, file_okay: bool = False):
+        super().__init__(file_okay=file_okay)
+        self.file_okay = file_okay
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        if path.exists() and not path.is_dir() and not self.file_okay:
+            self.fail(f"已存在且不是文件夹 / exists and is not a folder: {path}", param, ctx)
+        nearest = Path(os.path.abspath(path))
+        nearest = nearest if self.file_okay is False and nearest.exists() else nearest.parent
+        while not nearest.exists():
+            nearest = nearest.parent
+        if not nearest.is_dir():
+            self.fail(f"{nearest} 不是文件夹 / is not a folder", param, ctx)
+        if not os.access(nearest, os.W_OK | os.X_OK):
+            self.fail(f"无法写入 / cannot be written: {nearest}", param, ctx)
+        return path

@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from grader.build.release import build_release
-from grader.commands.paths import AnyPath
+from grader.commands.paths import OutputFolder
 
 
 @click.command("release")
-@click.argument("out", type=AnyPath())
+@click.argument("out", type=OutputFolder())
 @click.option("--force", is_flag=True, help="覆盖已有目录 / replace OUT if it exists")
 @click.pass_obj
 def release(obj, out: Path, force: bool):

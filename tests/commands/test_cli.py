@@ -60,6 +60,16 @@ def test_a_report_file_that_cannot_be_written_is_refused_before_grading(grade_ex
     assert written.returncode == 0 and json.loads((tmp_path / "report.json").read_text())["score"] == 10
 
 
+@pytest.mark.parametrize("command", ["release", "nbgrader", "init", "gradescope"])
+def test_an_output_folder_that_cannot_be_made_is_a_usage_error(grade_exe, tmp_path, command):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for out in (afile / "below", afile / "below.zip") + (() if command == "gradescope" else (afile,)):
+        run = grade(grade_exe, command, str(out))
+        assert run.returncode == 2 and "Traceback" not in run.stdout + run.stderr, (out, run.stderr)
+    assert afile.read_text() == "x"
+
+
 def test_json_parses_and_scores_add_up(grade_exe, root, tmp_path):
     sub = tmp_path / "sub"
     sub.mkdir()
