@@ -234,12 +234,18 @@ class _Scanner(ast.NodeVisitor):
 
 def scan_source(source: str | bytes, name: str) -> list[str]:
     """Reasons to review one file (empty: nothing a tamperer needs)."""
+    too_deep = [f"{name}: nested too deeply to be read through (an expression hundreds of levels deep)"]
     try:
         tree = ast.parse(source, filename=name)
     except (SyntaxError, ValueError):
         return []  # a syntax error is the checks' business (it fails the import)
+    except (RecursionError, MemoryError):  # what the scan cannot read, it cannot vouch for
+        return too_deep
     scanner = _Scanner(name)
-    scanner.visit(tree)
+    try:
+        scanner.visit(tree)
+    except (RecursionError, MemoryError):  # the visitor recurses per level: deep but valid Python
+        return list(dict.fromkeys(scanner.found + too_deep))[:40]
     return list(dict.fromkeys(scanner.found))[:40]
 
 

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
 from grader.cohort.students import display_name, find_students, is_nbgrader_dir, not_students, student_key
 from grader.model.course import load_course
-from tests.cohort.test_batch import batch
+from tests.cohort.test_batch import GRADE, batch
 from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
 
 ROOT = os.geteuid() == 0
@@ -521,3 +521,28 @@ def test_staged_files_removed_under_a_run_are_not_the_students_result(course, tm
     rows = list(csv.reader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8"))))
     slow = next(r for r in rows if r[0] == "slow")
     assert float(slow[1]) == load_course(course).exercise("ex01").points
+
+
+def test_a_file_nested_too_deeply_to_scan_is_flagged_not_fatal(course, tmp_path):
+    """An expression hundreds of levels deep (valid Python: the import takes it) is more than
+    the trusted scan's recursion can read: the student is flagged for review and graded, the
+    others too, and `grade ex01` says the same, never a traceback."""
+    folder = tmp_path / "cohort"
+    sums = SOLUTION_EX01 + "\nTOTAL = " + " + ".join(["1"] * 600) + "\n"  # the visitor's depth
+    signs = SOLUTION_EX01 + "\nNEGATIVE = " + "-" * 4000 + "1\n"  # the parser's own depth
+    for name, source in (("honest", SOLUTION_EX01), ("sums", sums), ("signs", signs)):
+        (folder / name).mkdir(parents=True)
+        (folder / name / EX01).write_text(source, encoding="utf-8")
+    run = batch(course, folder, tmp_path / "out", "-j", "2")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr[-2000:]
+    students = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["students"]
+    assert set(students) == {"honest", "sums", "signs"}
+    full = students["honest"]["exercises"][0]["max_score"]
+    assert students["honest"]["exercises"][0]["score"] == full and not students["honest"]["review"]["flagged"]
+    assert students["sums"]["exercises"][0]["score"] == full  # graded as it is: the flag is for a person
+    for name in ("sums", "signs"):
+        assert students[name]["review"]["flagged"], students[name]["review"]
+        assert any("nested too deeply" in r for r in students[name]["review"]["reasons"]), name
+    single = subprocess.run([*GRADE, "--course", str(course), "ex01", "--submission", str(folder / "signs")],
+                            capture_output=True, text=True, timeout=300)
+    assert single.returncode in (0, 1) and "Traceback" not in single.stdout + single.stderr, single.stderr[-2000:]
