@@ -7,13 +7,20 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
 from pathlib import Path
 
 from grader.cohort.capped import NOTEBOOK_CAP, read_capped
 from grader.model.course import Course
 
 _MAGIC = re.compile(r"^\s*[%!]")
+# json.loads builds an object per value: a notebook of ten million empty lists (30 MB) takes
+# about 1 GB. One larger than _APART is parsed in a forked child whose address space may grow
+# by _CHILD_MEMORY at most; it sends back the code cells alone.
+_APART = 1 << 20
+_CHILD_MEMORY = 512 << 20
 
 
 def _cell_source(cell: dict) -> str:
@@ -38,15 +45,11 @@ def extract_notebook_text(data: bytes, filename: str, course: Course) -> dict[st
     cells of that exercise; solution cells of other exercises are left out. Lines starting
     with % or ! (IPython magics) are commented out. A notebook that is not JSON gives {}.
     """
-    try:
-        notebook = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return {}
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+    cells = code_cells(data)
+    if cells is None:
         return {}
     by_id = {ex.id: ex for ex in course.exercises}
     name_match = re.match(r"(ex\d\d)", filename)
-    cells = [c for c in notebook["cells"] if isinstance(c, dict) and c.get("cell_type") == "code"]
     tagged: list[tuple[str | None, str, dict]] = []
     for cell in cells:
         meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
@@ -72,3 +75,77 @@ def extract_notebook_text(data: bytes, filename: str, course: Course) -> dict[st
                  or kind == "solution" and (o == ex_id or (o is None and len(owners) == 1))]
         files[by_id[ex_id].file] = "\n".join(parts)
     return files
+
+
+def code_cells(data: bytes) -> list[dict] | None:
+    """The notebook's code cells, each {"source": ..., "metadata": {"nbgrader": {...}}} and no
+    more (outputs and other metadata dropped); None if it is not a notebook's JSON.
+
+    >>> code_cells(b'{"cells": [{"cell_type": "code", "source": "x = 1", "outputs": [[], []]}]}')
+    [{'source': 'x = 1', 'metadata': {'nbgrader': {}}}]
+    """
+    if len(data) > _APART and hasattr(os, "fork") and sys.platform == "linux":
+        return _code_cells_apart(data)
+    return _code_cells(data)
+
+
+def _code_cells(data: bytes) -> list[dict] | None:
+    try:
+        notebook = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError, MemoryError):  # UnicodeDecodeError is a ValueError
+        return None
+    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
+        return None
+    kept = []
+    for cell in notebook["cells"]:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+        meta = meta.get("nbgrader") if isinstance(meta.get("nbgrader"), dict) else {}
+        source = cell.get("source", "")
+        kept.append({"source": [s for s in source if isinstance(s, str)] if isinstance(source, list) else str(source),
+                     "metadata": {"nbgrader": {k: meta[k] for k in ("grade_id", "grade", "solution") if k in meta
+                                               and isinstance(meta[k], (str, int, float, bool))}}})
+    return kept
+
+
+def _code_cells_apart(data: bytes) -> list[dict] | None:
+    """`_code_cells` in a forked child with capped memory: this process never holds the
+    notebook's objects; a child that runs out of memory (or dies) means not readable."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: parse, send the code cells back, exit
+        code = 1
+        try:
+            os.close(read_end)
+            _cap_address_space(_CHILD_MEMORY)
+            cells = _code_cells(data)
+            with os.fdopen(write_end, "wb") as pipe:
+                pipe.write(json.dumps(cells).encode("utf-8"))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        blob = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        cells = json.loads(blob) if status == 0 else None
+    except ValueError:
+        return None
+    return cells if isinstance(cells, list) else None
+
+
+def _cap_address_space(extra: int) -> None:
+    """RLIMIT_AS at this process's present size plus `extra` bytes (torch's mappings are
+    already counted), so allocating beyond raises MemoryError."""
+    import resource
+
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            size = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmSize:"))
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        wanted = size + extra
+        resource.setrlimit(resource.RLIMIT_AS, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))
+    except (OSError, ValueError, StopIteration):
+        pass
