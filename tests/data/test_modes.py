@@ -82,3 +82,31 @@ def test_as_root_data_then_a_correct_ex06_gets_full_marks(tmp_path):
     report = json.loads(run.stdout)
     failed = [c["message"] for e in report["exercises"] for c in e["checks"] if not c["passed"]]
     assert report["score"] == report["max_score"] > 0, failed
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the workers run as another uid only as root")
+@pytest.mark.skipif(not (SHARED / "tinyshakespeare" / "input.txt").is_file(), reason="no local corpus")
+def test_as_root_a_private_data_folder_is_copied_where_the_workers_can_read_it(tmp_path):
+    """GPT_COURSE_DATA naming a copy made under umask 077 (folders 0700, the file 0600): the
+    kit grades from a readable copy in its cache, never charging the student for the modes."""
+    private = tmp_path / "private"
+    (private / "tinyshakespeare").mkdir(parents=True, mode=0o700)
+    private.chmod(0o700)
+    corpus_file = private / "tinyshakespeare" / "input.txt"
+    corpus_file.write_bytes((SHARED / "tinyshakespeare" / "input.txt").read_bytes())
+    corpus_file.chmod(0o600)
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), GPT_COURSE_DATA=str(private))
+    submission = tmp_path / "sub"
+    submission.mkdir()
+    name = "ex06_char_tokenizer.py"
+    (submission / name).write_text((KIT / "solutions" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "grader", "ex06", "--submission", str(submission), "--format", "json"],
+                         env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    report = json.loads(run.stdout)
+    failed = [c["message"] for e in report["exercises"] for c in e["checks"] if not c["passed"]]
+    assert report["score"] == report["max_score"] > 0, failed
+    assert _mode(home / ".cache" / "gpt-course" / "tinyshakespeare" / "input.txt") == 0o644
+    assert _mode(corpus_file) == 0o600  # the instructor's own copy is left as it is
