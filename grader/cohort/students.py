@@ -403,7 +403,11 @@ def _notebook_files(found: Survey, course: Course) -> tuple[dict[str, bytes], li
                 continue
             for module, code in extract_notebook_text(data, name, course).items():
                 texts[module] = texts.get(module, "") + code
-    return {name: code.encode("utf-8") for name, code in texts.items()}, problems + _unread(found, read)
+    files = {name: code.encode("utf-8") for name, code in texts.items()}
+    for name in [n for n, data in files.items() if len(data) > SOURCE_CAP]:  # as a loose file over it would be
+        del files[name]
+        problems.append({"file": display_name(name), "reason": "too_large", "cap": SOURCE_CAP})
+    return files, problems + _unread(found, read)
 
 
 def _stage(target: Path, files: dict[str, bytes], problems: list[dict]) -> str:

@@ -413,24 +413,27 @@ def test_a_notebook_is_parsed_apart_from_the_batch(course, tmp_path):
     """A 30 MB notebook of ten million empty lists (about 700 MB as Python objects) and a 12 MB
     one of four million: the batch's process never holds them (a child with capped memory
     parses each and sends back the code cells). The smaller is graded; the larger is more than
-    the child may take and counts as unreadable; the honest one beside them is unaffected."""
+    the child may take and counts as unreadable; the honest one beside them is unaffected. Code
+    over a .py file's cap, extracted from a notebook, is refused as that file would be, and said."""
     cell = {"cell_type": "code", "execution_count": None, "outputs": [], "source": SOLUTION_EX01,
             "metadata": {"nbgrader": {"grade_id": "ex01_answer", "solution": True, "grade": False}}}
-    for student, junk in (("ann", 0), ("cat", 4_000_000), ("dan", 10_000_000)):
+    huge = {**cell, "source": SOLUTION_EX01 + "# padding\n" * 300_000}  # 3 MB of code: over a .py file's cap
+    for student, junk in (("ann", 0), ("cat", 4_000_000), ("dan", 10_000_000), ("eve", 0)):
         folder = tmp_path / "submitted" / student / "ch05"
         folder.mkdir(parents=True)
-        text = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [cell]}).encode()
+        text = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                           "cells": [huge if student == "eve" else cell]}).encode()
         (folder / "ch05.ipynb").write_bytes(text[:-1] + b', "junk": [' + b"[]," * junk + b"[]]}")
     script = ("import sys; from pathlib import Path; from grader.model.course import load_course; "
               "from grader.cohort.students import find_students; "
               "s = find_students(Path(sys.argv[1]), load_course(Path(sys.argv[2])), Path(sys.argv[3])); "
               "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]; "
-              "print(hwm, *sorted(f'{x.name}:{sorted(x.present)}' for x in s))")
+              "print(hwm, *sorted(f'{x.name}:{sorted(x.present)}:{[p[\"reason\"] for p in x.problems]}' for x in s))")
     run = subprocess.run([os.sys.executable, "-c", script, str(tmp_path / "submitted"), str(course), str(tmp_path / "st")],
                          capture_output=True, text=True, timeout=300, cwd=KIT, check=False)
     assert run.returncode == 0, run.stderr
     peak_kb, *found = run.stdout.split()
-    assert found == ["ann:['ex01']", "cat:['ex01']", "dan:[]"], found
+    assert found == ["ann:['ex01']:[]", "cat:['ex01']:[]", "dan:[]:['no_notebooks']", "eve:[]:['too_large']"], found
     assert int(peak_kb) < 200 * 1024, f"peak {int(peak_kb) // 1024} MB"
 
 
