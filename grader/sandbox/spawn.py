@@ -135,6 +135,7 @@ def main() -> None:
     """The worker's life: warm up, say ready, take the setup, fence, serve; never returns."""
     pipes = _take_stdio()
     code = 0
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the judge's; a KeyboardInterrupt here is the code's own
     try:
         _warm()
         send_frame(pipes, plaincodec.encode({"ready": os.getpid()}))

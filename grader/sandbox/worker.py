@@ -77,8 +77,7 @@ class Submission:
             try:
                 spec.loader.exec_module(module)
             except BaseException as err:  # the student's module may raise anything, even SystemExit
-                if isinstance(err, KeyboardInterrupt):
-                    raise
+                # KeyboardInterrupt too: a worker ignores SIGINT (Ctrl-C is the judge's), so any is the code's own
                 sys.modules.pop(self.module_name, None)
                 self._failed = describe_error(err, self.folder, at_import=True)
                 raise ImportFailed(self._failed) from None
@@ -92,12 +91,14 @@ def _takes_progress(probe) -> bool:
 
 
 def run_request(request: dict, module_source, folder: str | None = None, progress=None,
-                resolve=resolve_probe) -> dict:
+                resolve=resolve_probe, own_interrupts: bool = False) -> dict:
     """Run one probe on the module that `module_source()` returns; the outcome as plain data.
 
     `folder` is the submission folder: traceback frames from files inside it are the
     student's and are kept; the grader's own frames are left out. A probe that takes a
     `progress` argument gets `progress(done, total)` to report a long run (ex12's training).
+    `own_interrupts`: a KeyboardInterrupt is the code's own error (in a worker, which ignores
+    SIGINT), not Ctrl-C stopping the run (in the judge's process, the references).
     """
     try:
         mod = module_source()
@@ -108,7 +109,7 @@ def run_request(request: dict, module_source, folder: str | None = None, progres
         value = probe(mod, *request.get("args", ()), **kwargs)
         return {"ok": True, "value": wire.to_plain(value)}
     except BaseException as err:  # the student's code may raise anything, even SystemExit
-        if isinstance(err, KeyboardInterrupt):
+        if isinstance(err, KeyboardInterrupt) and not own_interrupts:
             raise
         if isinstance(err, ImportFailed):
             return {"ok": False, "error": err.described}
@@ -250,7 +251,8 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
             answer = {"ok": False, "error": {"type": "SubmissionRefused", "mro": ["SubmissionRefused"],
                                              "message": refused, "traceback": "", "not_implemented": False}}
         else:
-            answer = run_request(request, submission.module, folder, progress=progress, resolve=guard.probe)
+            answer = run_request(request, submission.module, folder, progress=progress, resolve=guard.probe,
+                                 own_interrupts=True)
         tampered = check()
         if tampered:
             answer["tampered"] = tampered  # the judge scores this exercise 0 and names what changed

@@ -118,6 +118,23 @@ def test_a_student_file_that_misbehaves_at_import_is_reported(grade_exe, tmp_pat
     assert "Traceback (most recent call last)" not in run.stdout + run.stderr
 
 
+@pytest.mark.parametrize("where", ["import", "call"])
+def test_a_keyboard_interrupt_the_code_raises_is_its_own_error(grade_exe, root, tmp_path, where):
+    """Not "the process exited (status 0)" nor an internal name: the worker ignores SIGINT, so a
+    KeyboardInterrupt there is the code's, reported as any exception is."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    source = (root / "solutions" / "ex01_windows.py").read_text(encoding="utf-8")
+    if where == "import":
+        source += "\nraise KeyboardInterrupt('stop')\n"
+    else:
+        source = source.replace("def shift_pairs(tokens):", "def shift_pairs(tokens):\n    raise KeyboardInterrupt('stop')", 1)
+    (sub / "ex01_windows.py").write_text(source, encoding="utf-8")
+    run = grade(grade_exe, "--lang", "en", "ex01", "--submission", str(sub))
+    assert run.returncode == 1 and "KeyboardInterrupt: stop" in run.stdout, run.stdout
+    assert "WorkerDied" not in run.stdout and "exit status" not in run.stdout
+
+
 def test_a_later_exercise_is_graded_without_the_earlier_files(grade_exe, root, tmp_path):
     # ex11 imports ex08's get_batch; a submission of ex11 alone is still graded on ex11 alone.
     sub = tmp_path / "sub"
