@@ -96,7 +96,12 @@ def become_init(report: dict, keep: set[int], mount_proc=None, on_parent=None) -
             continue
         except ChildProcessError:
             os._exit(1)
-    if os.WIFSIGNALED(status):
-        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-        os.kill(os.getpid(), os.WTERMSIG(status))
+    if os.WIFSIGNALED(status):  # ended the same way, so the zygote's report (a kill -9 from outside
+        signal_number = os.WTERMSIG(status)  # gets the call once more: zygote.Worker.run) is the child's
+        try:
+            signal.signal(signal_number, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass  # SIGKILL's handler cannot be set: it is always the default
+        os.kill(os.getpid(), signal_number)
+        os._exit(128 + signal_number)  # a signal whose default is not to end the process
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)

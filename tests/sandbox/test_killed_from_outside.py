@@ -11,9 +11,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -24,6 +26,7 @@ from grader.judge.subjects import WorkerSubject
 from grader.model.calls import Call
 from grader.sandbox import Worker, WorkerDied, ZygoteGone
 from grader.sandbox.zygote import Zygote
+from tests.sandbox.as_user import as_user_prefix, needs_root
 from tests.sandbox.test_attacks import EX01, GRADE, KIT, make_course
 
 QUICK = Call("common.call_function", ("shift_pairs", ([1, 2, 3],), {}))
@@ -172,3 +175,43 @@ def test_a_worker_killed_between_calls_gets_the_next_call_again(tmp_path, zygote
         assert worker.pid != first
     finally:
         worker.kill()
+
+
+AS_USER = """
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from grader.sandbox import Worker
+from grader.sandbox.zygote import Zygote
+from tests.sandbox.test_killed_from_outside import kill_from_outside
+zygote = Zygote().start()
+worker = Worker(zygote, sys.argv[1], "ex99_demo")
+request = {"probe": "common.call_function", "args": ("slow", (1,), {}), "kwargs": {}}
+answer = worker.run(request, 60.0)
+assert answer.get("value") == 2, answer
+first = worker.pid
+killer = kill_from_outside(worker, 1, "its child")
+print(worker.run(request, 60.0)["value"], worker.pid != first)
+killer.join()
+worker.kill()
+zygote.close()
+"""
+
+
+@needs_root
+def test_as_a_user_a_worker_killed_from_outside_gets_the_call_again():
+    """As an ordinary user the code runs in the worker's child (pid 1 of a PID namespace the
+    worker made): the worker ends as that child ended, a SIGKILL included, so the zygote's
+    report is of a kill from outside and the call is made again (it was charged as an exit 0)."""
+    scratch = Path(tempfile.mkdtemp(prefix="grade-killed-", dir="/tmp"))  # reachable by the user
+    try:
+        folder = scratch / "work"
+        folder.mkdir()
+        (folder / "ex99_demo.py").write_text(WORKER, encoding="utf-8")
+        for path in (scratch, folder, folder / "ex99_demo.py"):
+            path.chmod(0o755)
+        run = subprocess.run([*as_user_prefix(scratch), sys.executable, "-c", AS_USER, str(folder), str(KIT)],
+                             cwd="/", env={"PATH": os.environ.get("PATH", ""), "HOME": str(scratch)},
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0 and run.stdout.split() == ["2", "True"], run.stdout + run.stderr[-3000:]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
