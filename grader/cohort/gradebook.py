@@ -73,11 +73,25 @@ def hold_out(out: Path, cohort: Path | None = None):
                 stale.unlink(missing_ok=True)  # a write killed mid-way (we hold OUT: no one writes one now)
             if cohort is not None:
                 _claim(out, Path(cohort))
+            _writable_inside(out)
         except OSError as err:
             raise OutError(f"--out {out}: 无法写入 / cannot be written ({err.strerror or err})") from None
         yield out
     finally:
         os.close(fd)
+
+
+def _writable_inside(out: Path) -> None:
+    """The folders a batch writes into, where they exist already (a resumed OUT), can be written:
+    a `students/` left by another user is said now, before grading, not as each state fails."""
+    folders = [out / name for name in ("students", "reports", "staged", "cache", "cache/answers")]
+    staged = out / "staged"
+    if staged.is_dir() and not staged.is_symlink():
+        folders += [p for p in staged.iterdir() if p.is_dir() and not p.is_symlink()]
+    for folder in folders:
+        if folder.is_symlink() or (folder.exists() and not (folder.is_dir() and os.access(folder, os.W_OK | os.X_OK))):
+            raise OutError(f"--out {out}: {folder.relative_to(out)} 无法写入 / cannot be written; fix its owner or "
+                           f"mode, or choose another --out")
 
 
 def cohort_text(cohort: Path) -> str:

@@ -335,6 +335,17 @@ def test_out_is_checked_before_grading(course, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert batch(course, folder, empty).returncode == 0  # an empty folder is a new gradebook's
+    (empty / "students").rename(empty / "elsewhere")  # a folder OUT writes into, not one it can write
+    (empty / "students").symlink_to(empty / "elsewhere")
+    run = batch(course, folder, empty)
+    assert run.returncode == 2 and "students" in run.stderr and "cannot be written" in run.stderr, run.stderr
+    (empty / "students").unlink()
+    (empty / "elsewhere").rename(empty / "students")
+    if not ROOT:  # a mode: said before grading, not as each student's state fails to be written
+        (empty / "students").chmod(0o555)
+        run = batch(course, folder, empty)
+        (empty / "students").chmod(0o755)
+        assert run.returncode == 2 and "students" in run.stderr, run.stderr
     for inside in (empty / "again", empty / "staged" / "again"):  # inside that batch's OUT: refused
         run = batch(course, folder, inside)
         assert run.returncode == 2 and "inside another grade batch's OUT" in run.stderr, run.stderr
