@@ -106,5 +106,6 @@ def _select(course: Course, only) -> list[str]:
     ids = [e.id for e in course.exercises if e.id in wanted or e.assignment in wanted]
     unknown = wanted - {e.id for e in course.exercises} - {a.id for a in course.assignments}
     if unknown or not ids:
-        raise click.UsageError(f"未知练习或作业 / unknown exercise or assignment: {', '.join(sorted(unknown)) or only}")
+        shown = ", ".join(sorted(unknown)) or " ".join(repr(o) for o in only)  # `--only ""`: shown as typed
+        raise click.UsageError(f"未知练习或作业 / unknown exercise or assignment: {shown}")
     return ids
