@@ -18,6 +18,9 @@ Flagged:
   `setattr(F, "softmax", …)`);
 - `exec`, `eval`, `compile`, `__import__`, `importlib.import_module` on a string that is not
   a literal;
+- loading a module from a file path or building code from bytes (`spec_from_file_location`,
+  `SourceFileLoader`, `runpy`, `marshal`, `types.FunctionType`): a reference copied in from
+  wherever another checkout leaves one readable;
 - a string that names a path into the kit (`solutions/`, `/proc/self/cwd`, `grader/checks`, …).
 
 >>> scan_source("import gc\\nx = gc.get_objects()\\n", "ex01_windows.py")
@@ -39,7 +42,15 @@ _MODULES = {
     "ctypes": "raw memory access",
     "inspect": "frame inspection",
     "traceback": "frame inspection",
+    "runpy": "running code from a file path",
+    "zipimport": "importing code from an archive",
+    "marshal": "code objects from bytes",
 }
+# Loading a module from a path: what copying in a reference readable somewhere else takes
+# (an honest exercise imports by name, `from ex08_get_batch import get_batch`).
+_LOADERS = {"spec_from_file_location", "spec_from_loader", "SourceFileLoader", "SourcelessFileLoader",
+            "ExtensionFileLoader", "FileLoader", "load_source", "run_path", "FunctionType", "CodeType"}
+_LOADING = "loading code from a file path or from code objects"
 _SYS_ATTRS = {
     "modules": "sys.modules", "_getframe": "frame inspection", "_current_frames": "frame inspection",
     "settrace": "tracing", "setprofile": "profiling", "meta_path": "import hooks", "path_hooks": "import hooks",
@@ -127,6 +138,8 @@ class _Scanner(ast.NodeVisitor):
         for alias in node.names:
             if alias.name in _DISPATCH_SWITCHES:
                 self.flag(node, f"from {module} import {alias.name} ({WATCH_OFF})")
+            elif alias.name in _LOADERS:
+                self.flag(node, f"from {module} import {alias.name} ({_LOADING})")
             self.modules[alias.asname or alias.name] = f"{module}.{alias.name}"
         self.generic_visit(node)
 
@@ -141,6 +154,8 @@ class _Scanner(ast.NodeVisitor):
                 self.flag(node, f"{bound}.{node.attr} ({_MODULES[top]})")
         if node.attr in _INSIDES:
             self.flag(node, f".{node.attr} ({_INSIDES[node.attr]})")
+        elif node.attr in _LOADERS:
+            self.flag(node, f".{node.attr} ({_LOADING})")
         if node.attr in _DISPATCH_SWITCHES or (node.attr == "__dict__" and self.name in _WATCHED_FILES):
             self.flag(node, f".{node.attr} ({WATCH_OFF})")
         self.generic_visit(node)

@@ -1,0 +1,41 @@
+"""The review scan (grader.judge.scan), read on source text alone: what it flags, and that
+nothing a file holds can stop it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.judge.scan import scan_source
+
+KIT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("source", [
+    # a reference readable in another checkout, loaded by a path built at run time
+    'import importlib.util, os\np = os.sep.join(["", "srv", "kit", "solu" + "tions", "ex01_windows.py"])\n'
+    'spec = importlib.util.spec_from_file_location("r", p)\n',
+    "from importlib.machinery import SourceFileLoader\n",
+    "import runpy\nrunpy.run_path('/srv/x.py')\n",
+    "import marshal\n",
+    "import types\nf = types.FunctionType(code, {})\n",
+])
+def test_loading_code_from_a_path_is_flagged(source):
+    assert scan_source(source, "ex01_windows.py")
+
+
+@pytest.mark.parametrize("source", [
+    "x = " + " + ".join(["1"] * 600) + "\n",  # deeper than the visitor's recursion
+    "x = " + "-" * 5000 + "1\n",  # deeper than the parser's
+    "s = ''" + ".strip()" * 400 + "\n",
+    "if x == 0:\n    pass\n" + "".join(f"elif x == {i}:\n    pass\n" for i in range(1, 600)),
+])
+def test_a_file_too_deep_to_read_is_flagged_never_raises(source):
+    assert any("nested too deeply" in reason for reason in scan_source(source, "ex01_windows.py"))
+
+
+def test_the_references_and_stubs_are_not_flagged():
+    for folder in ("solutions", "exercises"):
+        for path in sorted((KIT / folder).glob("ex*.py")):
+            assert scan_source(path.read_text(encoding="utf-8"), path.name) == [], path
