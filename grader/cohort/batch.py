@@ -47,7 +47,8 @@ from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
 from grader.cohort.layout import COHORT_FILE, LOCK_NAME, inside_an_out
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
-from grader.cohort.students import Student, find_students, is_nbgrader_dir, not_students, student_key
+from grader.cohort.students import (Student, display_name, find_students, is_nbgrader_dir, not_students,
+                                    student_key)
 from grader.model.course import Course
 from grader.model.fingerprint import answers_fingerprint, derived_fingerprint
 from grader.model.messages import say
@@ -104,6 +105,15 @@ def check_out(root: Path, out: Path) -> None:
         raise OutError(f"--out {out}: 无法写入 / cannot be written ({probe})")
 
 
+def _folders_in(root: Path) -> list[Path]:
+    """DIR's own folders (no links), where another run's OUT may be."""
+    try:
+        with os.scandir(root) as entries:
+            return [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+
+
 def _gradebook_of(out: Path, root: Path) -> bool:
     """Whether a folder of DIR is this cohort's OUT from an earlier run, not a student's folder
     dressed as one: its cohort file names DIR, and it holds no exercise file or notebook where a
@@ -139,7 +149,13 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         zygote = start_zygote(course, hide=[str(root), str(out), str(course.solutions_dir), str(course.checks_dir)],
                               huge_pages=True)
         try:
-            students = find_students(root, course, out / "staged", skip=(out,))
+            # this cohort's gradebooks from runs with another --out in DIR: the kit's, not students
+            others = [folder for folder in _folders_in(root)
+                      if folder != out and (folder / LOCK_NAME).exists() and _gradebook_of(folder, root)]
+            if others:
+                print(say("batch_other_outs", lang, names=", ".join(display_name(f.name) for f in others)),
+                      file=sys.stderr, flush=True)
+            students = find_students(root, course, out / "staged", skip=(out, *others))
             strays = not_students(root)
             if strays:
                 shown = ", ".join(strays[:10]) + (f" (+{len(strays) - 10})" if len(strays) > 10 else "")

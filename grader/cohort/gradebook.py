@@ -25,6 +25,7 @@ import fcntl
 import io
 import json
 import os
+import stat
 from pathlib import Path
 
 from grader.cohort.layout import COHORT_FILE, LOCK_NAME
@@ -100,11 +101,23 @@ def cohort_text(cohort: Path) -> str:
 
 
 def held_cohort(out: Path) -> str | None:
-    """The cohort OUT's cohort file names, or None (no file, or not one the batch wrote)."""
+    """The cohort OUT's cohort file names, or None (no file, or not one the batch wrote).
+
+    Also asked of a student's folder (is it another run's OUT?): a link, a FIFO or a file
+    larger than a batch writes is not opened or read whole.
+    """
     try:
-        held = json.loads((Path(out) / COHORT_FILE).read_text(encoding="utf-8")).get("cohort")
-    except (OSError, ValueError, AttributeError):
+        fd = os.open(Path(out) / COHORT_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        held = json.loads(os.read(fd, 65536).decode("utf-8")).get("cohort")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return None
+    finally:
+        os.close(fd)
     return held if isinstance(held, str) else None
 
 

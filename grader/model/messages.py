@@ -107,6 +107,9 @@ CATALOG: dict[str, dict[str, str]] = {
                    "en": "the slow reference answers computed ahead in {seconds} s (once per OUT)"},
     "batch_strays": {"zh": "不是文件夹，未评分 / not folders, not graded: {names}",
                      "en": "not folders, not graded: {names}"},
+    "batch_other_outs": {"zh": "另一次 grade batch 的输出目录，不是学生，未评分 / another grade batch's OUT, not a "
+                               "student, not graded: {names}",
+                         "en": "another grade batch's OUT, not a student, not graded: {names}"},
     "batch_summary": {"zh": "{n} 名学生 / students ({noted} 有备注 / with a note), 平均 / mean {mean}/{total} -> "
                             "{grades}, {results}",
                       "en": "{n} students ({noted} with a note), mean {mean}/{total} -> {grades}, {results}"},

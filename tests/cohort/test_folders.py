@@ -321,6 +321,9 @@ def test_out_is_checked_before_grading(course, tmp_path):
         run = batch(course, folder, folder / "_out")
         assert run.returncode == 0, run.stderr[-2000:]
         assert list(json.loads((folder / "_out" / "results.json").read_text(encoding="utf-8"))["students"]) == ["s"]
+    run = batch(course, folder, tmp_path / "another")  # that OUT in DIR is no student of a run elsewhere
+    assert run.returncode == 0 and "another grade batch's OUT" in run.stderr and "_out" in run.stderr, run.stderr
+    assert list(json.loads((tmp_path / "another" / "results.json").read_text(encoding="utf-8"))["students"]) == ["s"]
     # a student's folder dressed as OUT: a cohort file of its own, even one naming DIR
     (folder / "s" / "cohort.json").write_text(json.dumps({"cohort": str(folder.resolve())}), encoding="utf-8")
     run = batch(course, folder, folder / "s")
