@@ -55,8 +55,9 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
     if out:
         try:  # checked before grading (grader.commands.paths.OutputFile); a disk that filled since
             Path(out).write_text(text + "\n", encoding="utf-8")
-        except OSError as err:
-            raise click.ClickException(f"无法写入 / cannot write {out}: {err.strerror or err}") from None
+        except OSError as err:  # not 1 (a check failed): the grader could not finish
+            click.echo(f"grade: 无法写入 / cannot write {out}: {err.strerror or err}", err=True)
+            return GRADER_FAULT
     else:
         click.echo(text)
     if submission is None and not reference and out is None:
