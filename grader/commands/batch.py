@@ -69,7 +69,8 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
         click.echo(say("zygote_gone_batch", lang, pid=err.pid), err=True)
         sys.exit(GRADER_FAULT)
     except OSError as err:  # a disk that fills, a folder removed under us: said, never a traceback
-        raise click.ClickException(f"无法写入成绩 / cannot write the gradebook: {err}") from None
+        click.echo(f"Error: 无法写入成绩 / cannot write the gradebook: {err}", err=True)
+        sys.exit(3)  # the grader could not finish (not 1: no check failed); a rerun goes on from there
     n = len(book["students"])
     total = sum(e["max_score"] for e in book["exercises"])
     mean = sum(s["score"] for s in book["students"].values()) / n if n else 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from grader.cohort.batch import OutError, check_out, merge_gradebooks
@@ -24,5 +26,6 @@ def merge(obj, folders, out):
     except OutError as err:
         raise click.UsageError(str(err)) from None
     except OSError as err:
-        raise click.ClickException(f"无法写入成绩 / cannot write the gradebook: {err}") from None
+        click.echo(f"Error: 无法写入成绩 / cannot write the gradebook: {err}", err=True)
+        sys.exit(3)  # the grader could not finish (not 1: no check failed); a rerun goes on from there
     click.echo(f"{len(book['students'])} 名学生 / students -> {out / 'grades.csv'}")
