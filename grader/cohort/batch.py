@@ -34,6 +34,7 @@ from pathlib import Path
 from grader.cohort.gradebook import (
     STATE_VERSION,
     OutError,
+    ResultsMissing,
     assemble,
     cohort_text,
     grades_csv,
@@ -57,6 +58,7 @@ from grader.run.budgets import worst_case_seconds
 __all__ = [
     "FORMAT_EXT",
     "OutError",
+    "ResultsMissing",
     "Student",
     "assemble",
     "check_out",

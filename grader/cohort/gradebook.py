@@ -41,6 +41,11 @@ class OutError(Exception):
     """OUT cannot be used: not a folder, not writable, in use, or holding another cohort."""
 
 
+class ResultsMissing(OutError):
+    """After grading, a student's result is not in OUT (a disk that filled, OUT changed under
+    the run): not a usage error; the same command again grades what is missing."""
+
+
 # --------------------------------------------------------------------------- OUT
 
 
@@ -204,7 +209,7 @@ def assemble(out: Path, course: Course, ids: list[str], students: list[Student],
     for s in students:
         state = load_done(out, s, course_fp, ids)
         if state is None:
-            raise OutError(f"{s.name}: 评分结果缺失（磁盘满了？评分期间 OUT 被改动了？再运行同一条命令会补评）/ no result "
+            raise ResultsMissing(f"{s.name}: 评分结果缺失（磁盘满了？评分期间 OUT 被改动了？再运行同一条命令会补评）/ no result "
                            f"was written (is the disk full? was OUT changed during the run? the same command "
                            f"again grades what is missing)")
         name = s.name  # one text per folder name (students.display_name): no two rows share one

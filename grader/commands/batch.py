@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from grader.cohort.batch import FORMAT_EXT, OutError, check_out, run_batch
+from grader.cohort.batch import FORMAT_EXT, OutError, ResultsMissing, check_out, run_batch
 from grader.commands.paths import AnyPath
 from grader.model.course import Course
 from grader.model.messages import say
@@ -61,6 +61,9 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
         check_out(folder, out)  # before anything is graded
         book = run_batch(course, folder, out, jobs=jobs or os.cpu_count() or 1, shard=shard_of, ids=ids,
                          lang=lang, formats=list(formats), progress=progress)
+    except ResultsMissing as err:  # graded, but a result could not be kept: the grader could not finish
+        click.echo(f"Error: {err}", err=True)
+        sys.exit(3)
     except OutError as err:
         raise click.UsageError(str(err)) from None
     except ZygoteGone as err:  # the students graded before it are saved: a rerun goes on from there
