@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -118,7 +119,8 @@ def _code_cells_apart(data: bytes) -> list[dict] | None:
         code = 1
         try:
             os.close(read_end)
-            _cap_address_space(_CHILD_MEMORY)
+            signal.alarm(120)  # a 32 MiB notebook parses in seconds; a child stuck on a lock inherited
+            _cap_address_space(_CHILD_MEMORY)  # from another thread at the fork ends, and reads as not JSON
             cells = _code_cells(data)
             with os.fdopen(write_end, "wb") as pipe:
                 pipe.write(json.dumps(cells).encode("utf-8"))
