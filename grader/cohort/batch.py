@@ -215,7 +215,10 @@ def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, j
     try:
         corpus = resolve_corpus(course)
         load_judge()
-        references = _warm_up(course, ids, out, answers_fp, corpus, jobs, lang)  # before any student; judges inherit it
+        # before any student, the judges inherit it; only the exercises some student handed in
+        # (a chapter-5 cohort graded on the whole course trains none of ex12's references)
+        handed_in = [e for e in ids if any(e in students[n].present for n in pending)]
+        references = _warm_up(course, handed_in, out, answers_fp, corpus, jobs, lang)
         print(time_bound(course, ids, len(pending), jobs, lang), file=sys.stderr, flush=True)
         slot_uids = [uids.allocate() for _ in range(jobs)]  # leased: no other run holds them
         free = slotgroups.memory_free()  # each slot's processes hold at most their share of it (as root)

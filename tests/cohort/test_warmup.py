@@ -100,6 +100,23 @@ def test_grade_batch_warms_once_per_out_then_says_its_bound(course, tmp_path):
     assert again.stdout.startswith("4 students (") and "名" not in again.stdout + again.stderr
 
 
+def test_an_exercise_no_student_handed_in_is_not_warmed(course, tmp_path):
+    """Cost follows the work: a cohort of ex01 files graded on the whole course computes none
+    of ex02's reference answers (ex12's trainings, in the real course)."""
+    from grader.judge.references import AnswerStore
+    from grader.model.course import load_course
+    from grader.model.fingerprint import answers_fingerprint
+
+    folder = tmp_path / "cohort"
+    for name in ("a", "b"):
+        (folder / name).mkdir(parents=True)
+        (folder / name / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+    run = batch(course, folder, tmp_path / "out", "-j", "2")
+    assert run.returncode == 0, run.stderr
+    store = AnswerStore(tmp_path / "out" / "cache" / "answers", answers_fingerprint(load_course(course)))
+    assert store.is_warm("ex01") and not store.is_warm("ex02")
+
+
 def test_ctrl_c_during_the_reference_pass_stops_the_batch(course, tmp_path):
     """pytest takes Ctrl-C as the end of its session and returns; the batch stops instead of
     going on to the mistakes and the students (`grade batch` then says Aborted!)."""
