@@ -30,7 +30,8 @@ import pytest
 from grader.cohort.gradebook import write_state
 from grader.cohort.students import REASONS, Student, reason_text
 from grader.model.course import Course
-from grader.sandbox import ZygoteGone
+from grader.model.messages import say
+from grader.sandbox import NoProcess, ZygoteGone
 
 FORMAT_EXT = {"json": "json", "junit": "xml", "gradescope": "gradescope.json", "github": "md", "text": "txt",
               "classroom": "classroom.json"}
@@ -198,8 +199,13 @@ def _judge_process(judge: Judge, task_fd: int, result_fd: int, parent: int) -> N
             results_out.write(json.dumps({"done": name, **info}) + "\n")
 
         judge.run(next_task, report)
-    except ZygoteGone:  # its student is not recorded; the batch stops and says why (drive)
+    except ZygoteGone as err:  # its student is not recorded; the batch stops and says why (drive)
         code = 4
+        if isinstance(err, NoProcess):  # the zygote lives: drive tries the student once more
+            try:
+                os.write(2, (say("no_process", judge.lang) + "\n").encode())
+            except OSError:
+                pass
     except BaseException as err:  # noqa: BLE001
         try:
             os.write(2, f"grade batch: judge {judge.slot} failed: {type(err).__name__}: {err}\n".encode())

@@ -11,7 +11,7 @@ import types
 from pathlib import Path
 
 from grader.model.calls import Call, Observation, _clean
-from grader.sandbox import Worker, WorkerDied, WorkerTimeout, Zygote, ZygoteGone, run_request
+from grader.sandbox import NoProcess, Worker, WorkerDied, WorkerTimeout, Zygote, ZygoteGone, run_request
 
 
 def _error(kind: str, message: str, **more) -> Observation:
@@ -45,10 +45,13 @@ class WorkerSubject:
         self.tampered: list[str] = []  # what the worker's guard saw changed (grader.sandbox.guard)
         self._worker = Worker(zygote, self.folder, module)
         self.on_progress = on_progress  # (label, done, total) while a long call runs
+        self.refused: NoProcess | None = None  # the system refused its worker: not asked again
 
     def observe(self, a_call: Call, timeout: float) -> Observation:
         from grader.sandbox.tracebacks import where_from_dump
 
+        if self.refused is not None:  # each check would wait 30 s more for the same answer
+            raise self.refused
         report = None
         if self.on_progress is not None:
             on_progress = self.on_progress
@@ -57,6 +60,9 @@ class WorkerSubject:
             answer = self._worker.run(a_call.request(), timeout, report)
             self._note_tampering(answer)
             return Observation.from_answer(answer)
+        except NoProcess as err:  # the session raises it after the checks (GradingSession.check_zygote)
+            self.refused = err
+            raise
         except WorkerTimeout as err:
             _, where = where_from_dump(err.dump, self.folder)
             if err.args and err.args[0] == "import":  # the file itself never finished importing

@@ -124,6 +124,11 @@ CATALOG: dict[str, dict[str, str]] = {
                     "en": "grading stopped: the zygote that starts the workers (pid {pid}) was killed from outside "
                           "(kill, or the system's OOM killer), not by the submission's code. No result of this run "
                           "counts or was written: run it again."},
+    "no_process": {"zh": "评分中断：系统 30 秒内都没能给评分程序一个新进程（这个用户或整台机器的进程数到了上限，"
+                         "被别的程序占着），不是提交的代码造成的。这次的结果不算，也没有写出；请稍后重新运行。",
+                   "en": "grading stopped: for 30 s the system refused the grader a new process (the user's or the "
+                         "machine's process limit, held by other programs), not the submission's code. No result of "
+                         "this run counts or was written: run it again later."},
     "zygote_gone_batch": {"zh": "评分中断：启动工作进程的 zygote（pid {pid}）被外部终止了（kill，或内存不足时系统的 OOM "
                                 "killer），不是学生的代码造成的。当时正在评的学生没有记分；此前评完的学生已保存。"
                                 "重新运行同一条命令，会接着评剩下的学生。",

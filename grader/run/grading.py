@@ -16,7 +16,7 @@ from grader.model.course import Course
 from grader.model.messages import say
 from grader.report.render import render
 from grader.run.startup import corpus_provider, freeze_loaded, load_judge, references_for, start_zygote
-from grader.sandbox import ZygoteGone
+from grader.sandbox import NoProcess, ZygoteGone
 
 GRADER_FAULT = 3  # the exit code when the grader could not finish (not the submission's doing)
 
@@ -44,8 +44,8 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
             session = GradingSession(course, ids, submission=Path(os.path.abspath(folder)), zygote=zygote, references=references,
                                      lang=lang, corpus=corpus_provider(course), public_only=recorded, on_progress=live)
             results = run_checks(session)
-    except ZygoteGone as err:  # killed from outside: no result, rather than one charged for it
-        click.echo(say("zygote_gone", lang, pid=err.pid), err=True)
+    except ZygoteGone as err:  # killed from outside, or no process to be had: no result, rather than one charged
+        click.echo(say("no_process" if isinstance(err, NoProcess) else "zygote_gone", lang, pid=err.pid), err=True)
         return GRADER_FAULT
     finally:
         zygote.close(wait=False)  # this process exits once the report is out (grader.commands.main)

@@ -43,6 +43,7 @@ class GradingSession:
         self._subjects: dict[str, object] = {}
         self.tampered: dict[str, list[str]] = {}  # exercise id -> what its worker's guard saw changed
         self.clocks = SubmissionClock(course)  # per check, per exercise, per submission (run/budgets)
+        self.refused = None  # a NoProcess its subjects met (grader.sandbox.zygote): raised by check_zygote
 
     def wants(self, exercise_id: str, check_name: str, public: bool) -> bool:
         if exercise_id not in self.exercise_ids:
@@ -84,11 +85,14 @@ class GradingSession:
             self._on_progress(event, item, result)
 
     def check_zygote(self) -> None:
-        """Raise ZygoteGone if the zygote has ended (killed from outside): the results so far
-        may hold checks failed by its death, which are not the student's to carry."""
+        """Raise ZygoteGone if the zygote has ended (killed from outside), or NoProcess if the
+        system refused it a worker: the results so far may hold checks failed by either, which
+        are not the student's to carry."""
         zygote = self.zygote
         if zygote is not None and not zygote.alive():
             raise ZygoteGone(zygote.pid)
+        if self.refused is not None:
+            raise self.refused
 
     def close(self) -> None:
         for exercise_id in list(self._subjects):
@@ -98,6 +102,7 @@ class GradingSession:
         subject = self._subjects.pop(exercise_id)
         seen = self.tampered.setdefault(exercise_id, [])  # what its worker's guard saw changed
         seen += [t for t in getattr(subject, "tampered", ()) if t not in seen]
+        self.refused = self.refused or getattr(subject, "refused", None)
         if not seen:
             del self.tampered[exercise_id]
         subject.close()

@@ -65,6 +65,17 @@ class ZygoteGone(RuntimeError):
         self.pid = pid
 
 
+class NoProcess(ZygoteGone):
+    """The zygote is alive but the system refused it a new process for 30 s (the user's or the
+    machine's process limit, held by something else: a worker's own processes are capped in its
+    user namespace). Not the submission's doing: like a zygote killed from outside, nothing of
+    what was being graded is recorded (a batch grades that student again, then notes a crash)."""
+
+    def __init__(self, pid: int | None = None):
+        RuntimeError.__init__(self, "the system refused a new process for 30 s")
+        self.pid = pid
+
+
 class Zygote:
     """A process that forks workers on request. Start it before loading anything secret.
 
@@ -126,7 +137,7 @@ class Zygote:
                     break
             if pid == 0:  # the zygote could not fork for 30 s (no process left to the user)
                 judge_end.close()
-                raise WorkerDied("no worker could be started: the system refused a new process")
+                raise NoProcess(self.pid)
         except BaseException:
             os.close(dump_read)
             raise

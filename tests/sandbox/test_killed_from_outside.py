@@ -215,3 +215,46 @@ def test_as_a_user_a_worker_killed_from_outside_gets_the_call_again():
         assert run.returncode == 0 and run.stdout.split() == ["2", "True"], run.stdout + run.stderr[-3000:]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+REFUSING = ("import grader.sandbox.zygote_main as z; z._fork_patiently = lambda patience=30.0: None; "
+            "from grader.commands.main import entry; entry()")  # a zygote the system gives no process
+
+
+def test_no_process_for_a_worker_is_not_charged_to_the_student(tmp_path, monkeypatch):
+    """The zygote refused a fork for 30 s (the user's process limit, held by something else):
+    not the submission's doing. The subject says so once (NoProcess, a ZygoteGone), not per
+    check; `grade exNN` writes no result and exits 3; `grade batch` records no score for the
+    student and says to run it again."""
+    from grader.sandbox import NoProcess, zygote_main
+
+    (tmp_path / "ex99_demo.py").write_text(WORKER, encoding="utf-8")
+    monkeypatch.setattr(zygote_main, "_fork_patiently", lambda patience=30.0: None)
+    zygote = Zygote().start()
+    try:
+        subject = WorkerSubject(zygote, tmp_path, "ex99_demo")
+        a_call = Call("common.call_function", ("slow", (1,), {}))
+        with pytest.raises(NoProcess):
+            subject.observe(a_call, 10.0)
+        started = time.monotonic()
+        with pytest.raises(NoProcess):  # not asked again
+            subject.observe(a_call, 10.0)
+        assert time.monotonic() - started < 1 and zygote.alive()
+    finally:
+        zygote.close()
+
+    course = make_course(tmp_path / "course")
+    student = tmp_path / "cohort" / "alice"
+    student.mkdir(parents=True)
+    (student / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+    single = subprocess.run([sys.executable, "-c", REFUSING, "--course", str(course), "--lang", "en", "ex01", "--submission",
+                             str(student), "--out", str(tmp_path / "result.txt")],
+                            capture_output=True, text=True, timeout=300, cwd=KIT)
+    assert single.returncode == 3 and "refused the grader a new process" in single.stderr, single.stderr
+    assert not (tmp_path / "result.txt").exists()
+    batch = subprocess.run([sys.executable, "-c", REFUSING, "--course", str(course), "--lang", "en", "batch",
+                            str(tmp_path / "cohort"), "--out", str(tmp_path / "out"), "--no-progress"],
+                           capture_output=True, text=True, timeout=300, cwd=KIT)
+    assert batch.returncode == 3 and "alice" in batch.stderr and "refused the grader a new process" in batch.stderr
+    assert "Traceback" not in batch.stderr, batch.stderr
+    assert not (tmp_path / "out" / "grades.csv").exists()  # no score charged for it; a rerun grades alice
