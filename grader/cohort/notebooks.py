@@ -13,13 +13,13 @@ import signal
 import sys
 from pathlib import Path
 
-from grader.cohort.capped import NOTEBOOK_CAP, read_capped
+from grader.cohort.capped import NOTEBOOK_CAP, SOURCE_CAP, read_capped
 from grader.model.course import Course
 
 _MAGIC = re.compile(r"^\s*[%!]")
 # json.loads builds an object per value: a notebook of ten million empty lists (30 MB) takes
-# about 1 GB. One larger than _APART is parsed in a forked child whose address space may grow
-# by _CHILD_MEMORY at most; it sends back the code cells alone.
+# about 1 GB. One larger than _APART is read in a forked child whose address space may grow by
+# _CHILD_MEMORY at most; it sends back the exercise files alone, each at most SOURCE_CAP bytes.
 _APART = 1 << 20
 _CHILD_MEMORY = 512 << 20
 
@@ -36,8 +36,9 @@ def extract_notebook(path: Path, course: Course) -> dict[str, str]:
     return {} if data is None else extract_notebook_text(data, Path(path).name, course)
 
 
-def extract_notebook_text(data: bytes, filename: str, course: Course) -> dict[str, str]:
-    """The exercise files in an nbgrader notebook: {"ex03_param_budget.py": code}.
+def extract_notebook_text(data: bytes, filename: str, course: Course) -> dict[str, str | None]:
+    """The exercise files in an nbgrader notebook: {"ex03_param_budget.py": code}; None for a
+    file over SOURCE_CAP (refused as a loose file over it would be, never held here).
 
     A cell belongs to exercise exNN when its nbgrader `grade_id` starts with "exNN"
     (`ex03_answer`, `ex03-solution`), or, failing that, when the notebook's name does.
@@ -46,7 +47,13 @@ def extract_notebook_text(data: bytes, filename: str, course: Course) -> dict[st
     cells of that exercise; solution cells of other exercises are left out. Lines starting
     with % or ! (IPython magics) are commented out. A notebook that is not JSON gives {}.
     """
-    cells = code_cells(data)
+    if len(data) > _APART and hasattr(os, "fork") and sys.platform == "linux":
+        return _extract_apart(data, filename, course)
+    return _extract(data, filename, course)
+
+
+def _extract(data: bytes, filename: str, course: Course) -> dict[str, str | None]:
+    cells = _code_cells(data)
     if cells is None:
         return {}
     by_id = {ex.id: ex for ex in course.exercises}
@@ -74,20 +81,9 @@ def extract_notebook_text(data: bytes, filename: str, course: Course) -> dict[st
             continue
         parts = [_cell_source(c) for o, kind, c in tagged if kind == "setup" and o in (None, ex_id)
                  or kind == "solution" and (o == ex_id or (o is None and len(owners) == 1))]
-        files[by_id[ex_id].file] = "\n".join(parts)
+        code = "\n".join(parts)
+        files[by_id[ex_id].file] = code if len(code.encode("utf-8", "surrogatepass")) <= SOURCE_CAP else None
     return files
-
-
-def code_cells(data: bytes) -> list[dict] | None:
-    """The notebook's code cells, each {"source": ..., "metadata": {"nbgrader": {...}}} and no
-    more (outputs and other metadata dropped); None if it is not a notebook's JSON.
-
-    >>> code_cells(b'{"cells": [{"cell_type": "code", "source": "x = 1", "outputs": [[], []]}]}')
-    [{'source': 'x = 1', 'metadata': {'nbgrader': {}}}]
-    """
-    if len(data) > _APART and hasattr(os, "fork") and sys.platform == "linux":
-        return _code_cells_apart(data)
-    return _code_cells(data)
 
 
 def _code_cells(data: bytes) -> list[dict] | None:
@@ -110,32 +106,54 @@ def _code_cells(data: bytes) -> list[dict] | None:
     return kept
 
 
-def _code_cells_apart(data: bytes) -> list[dict] | None:
-    """`_code_cells` in a forked child with capped memory: this process never holds the
-    notebook's objects; a child that runs out of memory (or dies) means not readable."""
+def _extract_apart(data: bytes, filename: str, course: Course) -> dict[str, str | None]:
+    """`_extract` in a forked child with capped memory, so this process never holds the
+    notebook's objects. The child sends a JSON line {file: byte count, or -1 when over the
+    cap}, then the files' bytes; this side reads no more than that (each file at most
+    SOURCE_CAP). A child that runs out of memory, dies or sends anything else: not readable."""
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: parse, send the code cells back, exit
+    if pid == 0:  # the child: extract, send the files back, exit
         code = 1
         try:
             os.close(read_end)
             signal.alarm(120)  # a 32 MiB notebook parses in seconds; a child stuck on a lock inherited
             _cap_address_space(_CHILD_MEMORY)  # from another thread at the fork ends, and reads as not JSON
-            cells = _code_cells(data)
+            files = {name: None if text is None else text.encode("utf-8", "surrogatepass")
+                     for name, text in _extract(data, filename, course).items()}
             with os.fdopen(write_end, "wb") as pipe:
-                pipe.write(json.dumps(cells).encode("utf-8"))
+                pipe.write(json.dumps({n: -1 if b is None else len(b) for n, b in files.items()}).encode() + b"\n")
+                for blob in files.values():
+                    pipe.write(blob or b"")
             code = 0
         finally:
             os._exit(code)
     os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        blob = pipe.read()
-    _, status = os.waitpid(pid, 0)
     try:
-        cells = json.loads(blob) if status == 0 else None
+        with os.fdopen(read_end, "rb") as pipe:
+            files = _read_files(pipe, {ex.file for ex in course.exercises})
+    finally:
+        _, status = os.waitpid(pid, 0)
+    return files if status == 0 and files is not None else {}
+
+
+def _read_files(pipe, known: set[str]) -> dict[str, str | None] | None:
+    """The child's answer (see `_extract_apart`), or None when it is not one."""
+    header = pipe.readline(65536)
+    try:
+        sizes = json.loads(header)
     except ValueError:
         return None
-    return cells if isinstance(cells, list) else None
+    if not isinstance(sizes, dict) or not all(name in known and isinstance(size, int) and -1 <= size <= SOURCE_CAP
+                                               for name, size in sizes.items()):
+        return None
+    files: dict[str, str | None] = {}
+    for name, size in sizes.items():
+        blob = pipe.read(size) if size >= 0 else None
+        if blob is not None and len(blob) != size:
+            return None
+        files[name] = None if blob is None else blob.decode("utf-8", "surrogatepass")
+    return files
 
 
 def _cap_address_space(extra: int) -> None:

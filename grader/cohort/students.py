@@ -382,8 +382,10 @@ def _source_files(found: Survey) -> tuple[dict[str, bytes], list[dict]]:
 
 
 def _notebook_files(found: Survey, course: Course) -> tuple[dict[str, bytes], list[dict]]:
-    """The exercise files extracted from a student's nbgrader notebooks (capped before parsing)."""
-    texts: dict[str, str] = {}
+    """The exercise files extracted from a student's nbgrader notebooks (capped before parsing,
+    and each file at SOURCE_CAP however many notebooks add to it)."""
+    texts: dict[str, bytes] = {}
+    over: set[str] = set()
     problems: list[dict] = []
     read: set[tuple[str, ...]] = set()
     for assignment, kind in _at(found, ()).items():
@@ -402,12 +404,16 @@ def _notebook_files(found: Survey, course: Course) -> tuple[dict[str, bytes], li
                 problems.append(refusal)
                 continue
             for module, code in extract_notebook_text(data, name, course).items():
-                texts[module] = texts.get(module, "") + code
-    files = {name: code.encode("utf-8") for name, code in texts.items()}
-    for name in [n for n, data in files.items() if len(data) > SOURCE_CAP]:  # as a loose file over it would be
-        del files[name]
-        problems.append({"file": display_name(name), "reason": "too_large", "cap": SOURCE_CAP})
-    return files, problems + _unread(found, read)
+                if module in over:
+                    continue
+                blob = None if code is None else code.encode("utf-8", "surrogatepass")
+                if blob is None or len(texts.get(module, b"")) + len(blob) > SOURCE_CAP:
+                    over.add(module)  # as a loose file over the cap would be: refused, and said
+                    texts.pop(module, None)
+                    problems.append({"file": display_name(module), "reason": "too_large", "cap": SOURCE_CAP})
+                else:
+                    texts[module] = texts.get(module, b"") + blob
+    return texts, problems + _unread(found, read)
 
 
 def _stage(target: Path, files: dict[str, bytes], problems: list[dict]) -> str:

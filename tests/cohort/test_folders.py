@@ -428,16 +428,24 @@ def test_a_notebook_is_parsed_apart_from_the_batch(course, tmp_path):
     one of four million: the batch's process never holds them (a child with capped memory
     parses each and sends back the code cells). The smaller is graded; the larger is more than
     the child may take and counts as unreadable; the honest one beside them is unaffected. Code
-    over a .py file's cap, extracted from a notebook, is refused as that file would be, and said."""
+    over a .py file's cap, extracted from a notebook (however many notebooks add to it, in
+    however many pieces), is refused as that file would be, and said; it is never held whole."""
     cell = {"cell_type": "code", "execution_count": None, "outputs": [], "source": SOLUTION_EX01,
             "metadata": {"nbgrader": {"grade_id": "ex01_answer", "solution": True, "grade": False}}}
     huge = {**cell, "source": SOLUTION_EX01 + "# padding\n" * 300_000}  # 3 MB of code: over a .py file's cap
-    for student, junk in (("ann", 0), ("cat", 4_000_000), ("dan", 10_000_000), ("eve", 0)):
+    pieces = {**cell, "source": [SOLUTION_EX01] + ["ab"] * 4_000_000}  # 24 MB as four million strings
+    for student, junk in (("ann", 0), ("cat", 4_000_000), ("dan", 10_000_000), ("eve", 0), ("fay", 0)):
         folder = tmp_path / "submitted" / student / "ch05"
         folder.mkdir(parents=True)
         text = json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
-                           "cells": [huge if student == "eve" else cell]}).encode()
+                           "cells": [{"eve": huge, "fay": pieces}.get(student, cell)]}).encode()
         (folder / "ch05.ipynb").write_bytes(text[:-1] + b', "junk": [' + b"[]," * junk + b"[]]}")
+    for n in range(8):  # 1.2 MB of ex01 code in each of eight notebooks: each under the cap, not together
+        folder = tmp_path / "submitted" / "gus" / f"part{n}"
+        folder.mkdir(parents=True)
+        part = {**cell, "source": SOLUTION_EX01 + "# padding\n" * 120_000}
+        (folder / "ch05.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                                                       "cells": [part]}), encoding="utf-8")
     script = ("import sys; from pathlib import Path; from grader.model.course import load_course; "
               "from grader.cohort.students import find_students; "
               "s = find_students(Path(sys.argv[1]), load_course(Path(sys.argv[2])), Path(sys.argv[3])); "
@@ -447,7 +455,8 @@ def test_a_notebook_is_parsed_apart_from_the_batch(course, tmp_path):
                          capture_output=True, text=True, timeout=300, cwd=KIT, check=False)
     assert run.returncode == 0, run.stderr
     peak_kb, *found = run.stdout.split()
-    assert found == ["ann:['ex01']:[]", "cat:['ex01']:[]", "dan:[]:['no_notebooks']", "eve:[]:['too_large']"], found
+    assert found == ["ann:['ex01']:[]", "cat:['ex01']:[]", "dan:[]:['no_notebooks']", "eve:[]:['too_large']",
+                     "fay:[]:['too_large']", "gus:[]:['too_large']"], found
     assert int(peak_kb) < 200 * 1024, f"peak {int(peak_kb) // 1024} MB"
 
 
