@@ -20,7 +20,8 @@ Flagged:
   a literal;
 - loading a module from a file path or building code from bytes (`spec_from_file_location`,
   `SourceFileLoader`, `runpy`, `marshal`, `types.FunctionType`): a reference copied in from
-  wherever another checkout leaves one readable;
+  wherever another checkout leaves one readable; `exec` under another name (`run = exec`,
+  `builtins.exec`), `getattr` with a built-up name on anything, `sys` reached as `os.sys`;
 - a string that names a path into the kit (`solutions/`, `/proc/self/cwd`, `grader/checks`, …).
 
 >>> scan_source("import gc\\nx = gc.get_objects()\\n", "ex01_windows.py")
@@ -49,7 +50,8 @@ _MODULES = {
 # Loading a module from a path: what copying in a reference readable somewhere else takes
 # (an honest exercise imports by name, `from ex08_get_batch import get_batch`).
 _LOADERS = {"spec_from_file_location", "spec_from_loader", "SourceFileLoader", "SourcelessFileLoader",
-            "ExtensionFileLoader", "FileLoader", "load_source", "run_path", "FunctionType", "CodeType"}
+            "ExtensionFileLoader", "FileLoader", "load_source", "run_path", "run_module", "FunctionType", "CodeType",
+            "module_from_spec", "exec_module", "load_module", "import_module"}
 _LOADING = "loading code from a file path or from code objects"
 _SYS_ATTRS = {
     "modules": "sys.modules", "_getframe": "frame inspection", "_current_frames": "frame inspection",
@@ -101,6 +103,7 @@ class _Scanner(ast.NodeVisitor):
         self.name = name
         self.found: list[str] = []
         self.modules: dict[str, str] = {}  # local name -> module it is bound to (import x as y)
+        self.called: set[int] = set()  # the ids of the names called directly (`exec(...)`, not `run = exec`)
 
     def flag(self, node, text: str) -> None:
         self.found.append(f"{self.name}:{getattr(node, 'lineno', 0)}: {text}")
@@ -140,6 +143,8 @@ class _Scanner(ast.NodeVisitor):
                 self.flag(node, f"from {module} import {alias.name} ({WATCH_OFF})")
             elif alias.name in _LOADERS:
                 self.flag(node, f"from {module} import {alias.name} ({_LOADING})")
+            elif alias.name in _DYNAMIC:
+                self.flag(node, f"from {module} import {alias.name} (runs code given as a string, under another name)")
             self.modules[alias.asname or alias.name] = f"{module}.{alias.name}"
         self.generic_visit(node)
 
@@ -156,6 +161,11 @@ class _Scanner(ast.NodeVisitor):
             self.flag(node, f".{node.attr} ({_INSIDES[node.attr]})")
         elif node.attr in _LOADERS:
             self.flag(node, f".{node.attr} ({_LOADING})")
+        elif node.attr in _DYNAMIC and (node.attr in ("exec", "__import__") or (
+                isinstance(node.value, ast.Name) and self.modules.get(node.value.id) == "builtins")):
+            self.flag(node, f".{node.attr} (runs code given as a string)")  # builtins.exec; not model.eval()
+        elif node.attr == "sys" and _dotted(node.value):  # os.sys: sys where the scan does not look for it
+            self.flag(node, f"{_dotted(node.value)}.sys (sys reached through another module)")
         if node.attr in _DISPATCH_SWITCHES or (node.attr == "__dict__" and self.name in _WATCHED_FILES):
             self.flag(node, f".{node.attr} ({WATCH_OFF})")
         self.generic_visit(node)
@@ -190,7 +200,13 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     # calls ------------------------------------------------------------------------------------
+    def visit_Name(self, node):
+        if node.id in _DYNAMIC and id(node) not in self.called and isinstance(node.ctx, ast.Load):
+            self.flag(node, f"{node.id} under another name (runs code given as a string)")  # run = exec
+
     def visit_Call(self, node):
+        if isinstance(node.func, ast.Name):
+            self.called.add(id(node.func))
         name = _dotted(node.func)
         literal = bool(node.args) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
         if name in _DYNAMIC and not literal:
@@ -212,12 +228,15 @@ class _Scanner(ast.NodeVisitor):
         elif name in ("getattr",) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
                 and str(node.args[1].value) in _INSIDES:
             self.flag(node, f"getattr(…, {node.args[1].value!r}) ({_INSIDES[str(node.args[1].value)]})")
+        elif name in ("getattr",) and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                and str(node.args[1].value) in _LOADERS | _DYNAMIC:
+            self.flag(node, f"getattr(…, {node.args[1].value!r}) ({_LOADING})")
         elif name in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2 \
                 and not isinstance(node.args[1], ast.Constant):
-            base = _dotted(node.args[0])
-            if base and base.split(".")[0] in self.modules:
-                why = WATCH_OFF if self.name in _WATCHED_FILES else "reaching into a module by a built-up name"
-                self.flag(node, f"{name}({base}, …) on a computed name ({why})")
+            base = _dotted(node.args[0]) or "…"
+            # on anything: a module may be reached through a plain variable (`u = importlib.util`)
+            why = WATCH_OFF if self.name in _WATCHED_FILES else "reaching into an object by a built-up name"
+            self.flag(node, f"{name}({base}, …) on a computed name ({why})")
         elif name == "vars" and node.args and self.name in _WATCHED_FILES:
             base = _dotted(node.args[0])
             if base and base.split(".")[0] in self.modules:

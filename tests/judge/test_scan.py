@@ -20,6 +20,14 @@ KIT = Path(__file__).resolve().parents[2]
     "import runpy\nrunpy.run_path('/srv/x.py')\n",
     "import marshal\n",
     "import types\nf = types.FunctionType(code, {})\n",
+    # the same under other names (an independent tester's seven, 2026-12-04)
+    "import builtins\nbuiltins.exec(open(P).read(), globals())\n",
+    "from builtins import exec as run\nrun(open(P).read(), globals())\n",
+    "run = exec\nrun(open(P).read(), globals())\n",
+    "import importlib.util\nu = importlib.util\nspec = getattr(u, 'spec_' + 'from_file_location')('r', P)\n",
+    "import importlib.machinery\ngetattr(importlib.machinery, 'SourceFileLoader')('r', P).load_module()\n",
+    "import os\nos.sys.path.insert(0, '/tmp/work')\nfrom copied_reference import *\n",
+    "import importlib\nrp = getattr(importlib, 'import_module')('run' + 'py')\ngetattr(rp, 'run_' + 'path')(P)\n",
 ])
 def test_loading_code_from_a_path_is_flagged(source):
     assert scan_source(source, "ex01_windows.py")
@@ -33,6 +41,10 @@ def test_loading_code_from_a_path_is_flagged(source):
 ])
 def test_a_file_too_deep_to_read_is_flagged_never_raises(source):
     assert any("nested too deeply" in reason for reason in scan_source(source, "ex01_windows.py"))
+
+
+def test_torch_and_re_names_are_not_taken_for_exec():
+    assert scan_source("import re\nPAT = re.compile('a+')\ndef f(model):\n    model.eval()\n", "ex13_bpe.py") == []
 
 
 def test_the_references_and_stubs_are_not_flagged():
