@@ -42,6 +42,7 @@ from grader.cohort.gradebook import (
     hold_out,
     load_done,
     merge_gradebooks,
+    roster_digest,
     write_gradebook,
 )
 from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
@@ -163,7 +164,7 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
                 shown = ", ".join(strays[:10]) + (f" (+{len(strays) - 10})" if len(strays) > 10 else "")
                 print(say("batch_strays", lang, names=shown), file=sys.stderr, flush=True)
             index, count = shard
-            found = len(students)
+            roster = {"cohort": len(students), "roster": roster_digest(s.name for s in students)}
             students = [s for n, s in enumerate(students) if n % count == index - 1]
             answers_fp = answers_fingerprint(course)  # digested once: the judges' references take it too
             course_fp = course_fingerprint(course, ids, lang, answers_fp)
@@ -174,8 +175,7 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         finally:
             zygote.close()
         # which part of how large a cohort: `grade merge` refuses a missing or repeated shard
-        book = assemble(out, course, ids, students, course_fp, lang,
-                        shard={"index": index, "count": count, "cohort": found})
+        book = assemble(out, course, ids, students, course_fp, lang, shard={"index": index, "count": count, **roster})
         # OUT/report.html for the instructor; a shard's covers its own students (grade report
         # after grade merge covers all)
         write_cohort_report(out, book, course, {s.name: s.folder for s in students}, lang)

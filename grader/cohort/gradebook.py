@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import fcntl
+import hashlib
 import io
 import json
 import os
@@ -286,79 +287,100 @@ def grades_csv(book: dict) -> str:
     return buffer.getvalue()
 
 
+def roster_digest(names) -> str:
+    """Who the cohort held when a shard was cut: sha256 of every student's name, in order
+    (recorded in each shard's gradebook; `grade merge` checks the merged students against it).
+
+    >>> roster_digest(["bob", "alice"]) == roster_digest(["alice", "bob"])
+    True
+    """
+    digest = hashlib.sha256(b"roster-v1")
+    for name in sorted(names):
+        digest.update(b"\0" + name.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
 def merge_gradebooks(folders: list[Path], out: Path) -> dict:
     """Join the results.json of a cohort's shards (`grade batch --shard k/n`, k = 1 … n).
 
-    Refused (OutError), nothing written: gradebooks of different cohorts (their cohort
-    files), of other exercises, a shard missing or given twice, a student in two of them, or
-    fewer students than the shards found in the cohort (it changed between their runs).
+    Refused (OutError), nothing written: gradebooks with other exercises, points or language
+    (their headers), a shard missing or given twice, shards cut differently, a student in two
+    of them, a student's row that does not add up to the headers, or students other than the
+    cohort the shards were cut from (another cohort, or it changed between their runs).
     """
-    headers, cohorts, shards, found, books = None, set(), [], set(), []
+    headers, shards, books, cohorts = None, [], [], set()
     for folder in folders:
         try:
             book = json.loads((Path(folder) / "results.json").read_text(encoding="utf-8"))
             exercises, students = book["exercises"], book["students"]
-            listed = [e["id"] for e in exercises]
-            if not (all(isinstance(i, str) and _points(e.get("max_score")) for i, e in zip(listed, exercises))
+            if not (isinstance(exercises, list) and all(isinstance(e, dict) and isinstance(e.get("id"), str)
+                                                        and _points(e.get("max_score")) for e in exercises)
                     and isinstance(students, dict)):
                 raise ValueError("headers")
             shard = book.get("shard")
             if shard is not None and not (isinstance(shard, dict) and all(_points(shard.get(k)) for k in
-                                                                           ("index", "count", "cohort"))):
+                                                                           ("index", "count", "cohort"))
+                                          and isinstance(shard.get("roster"), str)):
                 raise ValueError("shard")
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
             raise OutError(f"{folder}: results.json 无法读取 / cannot be read ({type(err).__name__})") from None
         if headers is None:
             headers = exercises
-        elif listed != [e["id"] for e in headers]:
-            raise OutError(f"{folder}: 练习不同 / graded other exercises than {folders[0]}")
-        cohorts.add(held_cohort(Path(folder)))
+        elif exercises != headers:
+            raise OutError(f"{folder}: 练习、分值或语言与 {folders[0]} 不同 / graded other exercises, points or "
+                           f"language than {folders[0]}")
         if shard is not None:
-            shards.append((shard["index"], shard["count"], folder))
-            found.add(shard["cohort"])
+            shards.append((shard["index"], shard["count"], shard["cohort"], shard["roster"], folder))
+        cohorts.add(held_cohort(Path(folder)))
         books.append((folder, students))
-    _check_shards(cohorts, shards, found, len(folders), sum(len(students) for _, students in books))
-    ids = [e["id"] for e in headers or []]
+    _check_shards(shards, len(folders))
+    expected = {e["id"]: e["max_score"] for e in headers or []}
     merged = {}
     for folder, students in books:
         for name, result in students.items():
-            fixed = recompute(result, ids)
-            if fixed is None or not isinstance(result.get("note", ""), str):
+            fixed = recompute(result, list(expected))
+            if fixed is None or not isinstance(result.get("note", ""), str) or not _review_ok(result.get("review")) \
+                    or {e["id"]: e["max_score"] for e in fixed["exercises"]} != expected:
                 raise OutError(f"{folder}: {name}: 结果不完整 / the result is malformed")
             if name in merged:
                 raise OutError(f"{folder}: {name} 也在另一个分片里 / is in another shard's gradebook too: "
                                f"not shards of one run")
             merged[name] = {**fixed, "note": result.get("note", "")}
-    whole = {"shard": {"index": 1, "count": 1, "cohort": len(merged)}} if shards else {}  # as one unsharded run's
+    if shards and roster_digest(merged) != shards[0][3]:
+        raise OutError(f"合并后的 {len(merged)} 名学生不是分片评分时提交目录里的学生（另一批提交，或期间提交目录变了？）/ "
+                       f"the {len(merged)} students merged are not the cohort the shards were cut from (another "
+                       f"cohort, or it changed between their runs: grade them again)")
+    whole = {"shard": {"index": 1, "count": 1, "cohort": len(merged), "roster": shards[0][3]}} if shards else {}
     book = {"version": STATE_VERSION, "exercises": headers or [], **whole,
             "students": {name: merged[name] for name in sorted(merged)}}
-    with hold_out(out):
-        write_gradebook(out, book)
+    cohorts.discard(None)
+    with hold_out(out, cohort=Path(cohorts.pop()) if len(cohorts) == 1 else None):  # as the shards' OUT: never
+        write_gradebook(out, book)  # taken for a student by a batch of that cohort (`grade merge --out DIR/all`)
     return book
 
 
-def _check_shards(cohorts: set, shards: list[tuple[int, int, Path]], found: set[int], given: int, merged: int) -> None:
-    """The gradebooks are every shard of one cohort's run, once each (see merge_gradebooks)."""
-    cohorts.discard(None)  # a gradebook from before cohort files: taken at its word
-    if len(cohorts) > 1:
-        raise OutError("分片来自不同的提交目录 / the gradebooks are of different cohorts: " + ", ".join(sorted(cohorts)))
+def _review_ok(review) -> bool:
+    """A row's review mark as the batch writes it (a mark whose reasons are not text would be lost)."""
+    return review is None or (isinstance(review, dict) and isinstance(review.get("flagged", False), bool)
+                              and isinstance(review.get("reasons", []), list)
+                              and all(isinstance(r, str) for r in review.get("reasons", [])))
+
+
+def _check_shards(shards: list[tuple[int, int, int, str, Path]], given: int) -> None:
+    """Every shard of one cut, once each (see merge_gradebooks)."""
     if not shards:
         return  # gradebooks from before shards were recorded: nothing to check them against
     if len(shards) != given:
         raise OutError("有的成绩册没有分片记录 / some gradebooks record no shard (made by an older kit)")
-    counts = {count for _, count, _ in shards}
-    if len(counts) != 1:
-        raise OutError("分片数不一致 / the shards were cut differently: " +
-                       ", ".join(f"{folder} ({index}/{count})" for index, count, folder in shards))
-    count = counts.pop()
-    indexes = sorted(index for index, _, _ in shards)
+    if len({(count, cohort, roster) for _, count, cohort, roster, _ in shards}) != 1:
+        raise OutError("分片不是同一批提交的同一种切分（另一批提交，或期间提交目录变了？）/ the shards were cut "
+                       "differently, or from different cohorts (or the cohort changed between their runs): " +
+                       ", ".join(f"{folder} ({index}/{count})" for index, count, _, _, folder in shards))
+    count = shards[0][1]
+    indexes = sorted(index for index, *_ in shards)
     missing = sorted(set(range(1, count + 1)) - set(indexes))
     repeated = sorted({i for i in indexes if indexes.count(i) > 1})
     if missing or repeated:
         said = [f"缺少 / missing {', '.join(f'{i}/{count}' for i in missing)}"] if missing else []
         said += [f"重复 / given twice {', '.join(f'{i}/{count}' for i in repeated)}"] if repeated else []
         raise OutError("分片不全 / not every shard once: " + "; ".join(said))
-    if len(found) != 1 or merged != found.pop():
-        raise OutError(f"合并后 {merged} 名学生，与分片评分时找到的人数不符（期间提交目录变了？）/ {merged} students "
-                       f"merged, not the number the shards found in the cohort (did it change between their "
-                       f"runs? grade them again)")

@@ -28,8 +28,8 @@ def report(obj, out, submissions):
 
     try:
         book = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise click.UsageError(f"{out / 'results.json'}: 不是成绩册 / not a gradebook ({err})") from None
+    except (OSError, ValueError, RecursionError) as err:
+        raise click.UsageError(f"{out / 'results.json'}: 不是成绩册 / not a gradebook ({type(err).__name__})") from None
     if not isinstance(book, dict) or not isinstance(book.get("students"), dict):
         raise click.UsageError(f"{out / 'results.json'}: 不是成绩册 / not a gradebook")
     course = obj.course

@@ -291,6 +291,60 @@ def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
         run = merge(*folders, out="refused")
         assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr, (folders, run.stderr)
         assert not (tmp_path / "refused").exists()
+    run = subprocess.run(GRADE + ["--lang", "en", "batch", str(folder), "--out", str(tmp_path / "en1"), "--only",
+                                  "ex01", "--no-progress", "-j", "1", "--shard", "1/3"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    english = tmp_path / "en1"
+    edited = tmp_path / "edited"  # a header's points changed by hand
+    shutil.copytree(two, edited)
+    book = json.loads((edited / "results.json").read_text(encoding="utf-8"))
+    book["exercises"][0]["max_score"] += 89
+    (edited / "results.json").write_text(json.dumps(book), encoding="utf-8")
+    deep = tmp_path / "deep"  # nested past the JSON reader's recursion
+    shutil.copytree(two, deep)
+    (deep / "results.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    for folders, said in (((english, two, three), "language"), ((one, edited, three), "points"),
+                          ((one, deep, three), "cannot be read")):
+        run = merge(*folders, out="refused")
+        assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr, (folders, run.stderr)
+        assert not (tmp_path / "refused").exists()
+
     run = merge(three, one, two)
     assert run.returncode == 0, run.stderr
     assert gradebook(tmp_path / "merged") == (cohort[1], cohort[2])  # the single run's, to the byte
+
+
+def test_merge_sees_a_cohort_that_changed_between_shards(tmp_path):
+    """The same number of students, not the same students: a student who came after shard 1
+    and one who left before shard 2 would each be lost or kept without a word."""
+    folder = tmp_path / "cohort"
+    for name in "abcd":
+        (folder / name).mkdir(parents=True)
+        shutil.copy(KIT / "solutions" / "ex01_windows.py", folder / name)
+
+    def shard(spec: str, out: str) -> Path:
+        run = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp_path / out), "--only", "ex01",
+                                      "--no-progress", "-j", "1", "--shard", spec],
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr
+        return tmp_path / out
+
+    first = shard("1/2", "s1")  # a and c
+    (folder / "c").rename(tmp_path / "c-left")
+    shutil.copytree(folder / "a", folder / "e")  # four students still: a b d e
+    second = shard("2/2", "s2")
+    run = subprocess.run(GRADE + ["merge", str(first), str(second), "--out", str(folder / "all")],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "changed between their runs" in run.stderr, run.stderr
+    shutil.rmtree(folder / "e")
+    (tmp_path / "c-left").rename(folder / "c")
+    second = shard("2/2", "s2")  # the same cohort again: merged, into DIR itself
+    run = subprocess.run(GRADE + ["merge", str(first), str(second), "--out", str(folder / "all")],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    after = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp_path / "again"), "--only", "ex01",
+                                    "--no-progress", "-j", "1"], capture_output=True, text=True, timeout=600)
+    assert after.returncode == 0 and "all" in after.stderr, after.stderr  # the merged gradebook is no student
+    students = json.loads((tmp_path / "again" / "results.json").read_text(encoding="utf-8"))["students"]
+    assert sorted(students) == ["a", "b", "c", "d"]
