@@ -88,7 +88,7 @@ def _extract(data: bytes, filename: str, course: Course) -> dict[str, str | None
 
 def _code_cells(data: bytes) -> list[dict] | None:
     try:
-        notebook = json.loads(data.decode("utf-8"))
+        notebook = json.loads(data.decode("utf-8-sig"))  # a BOM, as some editors save it
     except (ValueError, RecursionError, MemoryError):  # UnicodeDecodeError is a ValueError
         return None
     if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):

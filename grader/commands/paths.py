@@ -80,4 +80,6 @@ class OutputFolder(AnyPath):
             self.fail(f"{nearest} 不是文件夹 / is not a folder", param, ctx)
         if not os.access(nearest, os.W_OK | os.X_OK):
             self.fail(f"无法写入 / cannot be written: {nearest}", param, ctx)
+        if inside_an_out(os.path.realpath(nearest)):
+            self.fail(f"在 grade batch 的输出目录里 / is inside grade batch's OUT: {path}", param, ctx)
         return path

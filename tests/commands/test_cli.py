@@ -64,10 +64,16 @@ def test_a_report_file_that_cannot_be_written_is_refused_before_grading(grade_ex
 def test_an_output_folder_that_cannot_be_made_is_a_usage_error(grade_exe, tmp_path, command):
     afile = tmp_path / "afile"
     afile.write_text("x")
-    for out in (afile / "below", afile / "below.zip") + (() if command == "gradescope" else (afile,)):
+    batch_out = tmp_path / "out"  # a batch's OUT: its cohort file and lock
+    batch_out.mkdir()
+    (batch_out / "cohort.json").write_text('{"cohort": "/srv/cohort"}\n')
+    (batch_out / ".grade-batch.lock").write_text("")
+    for out in (afile / "below", afile / "below.zip", batch_out / "made", batch_out / "made.zip") + (
+            () if command == "gradescope" else (afile,)):
         run = grade(grade_exe, command, str(out))
         assert run.returncode == 2 and "Traceback" not in run.stdout + run.stderr, (out, run.stderr)
-    assert afile.read_text() == "x"
+    assert afile.read_text() == "x" and sorted(p.name for p in batch_out.iterdir()) == [".grade-batch.lock",
+                                                                                       "cohort.json"]
 
 
 def test_json_parses_and_scores_add_up(grade_exe, root, tmp_path):
