@@ -58,6 +58,7 @@ from grader.run.budgets import worst_case_seconds
 
 __all__ = [
     "FORMAT_EXT",
+    "CorpusMissing",
     "OutError",
     "ResultsMissing",
     "Student",
@@ -212,12 +213,14 @@ def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, j
 
     jobs = max(1, min(jobs, len(pending)))
     slot_uids: list[int] = []
+    # only the exercises some student handed in are worked for ahead (a chapter-5 cohort graded
+    # on the whole course trains none of ex12's references) or need the data
+    handed_in = [e for e in ids if any(e in students[n].present for n in pending)]
+    corpus = resolve_corpus(course)
+    if isinstance(corpus, Exception) and any(_reads_the_corpus(course, e) for e in handed_in):
+        raise CorpusMissing(corpus)  # every student's data checks would fail for the kit's reason
     try:
-        corpus = resolve_corpus(course)
         load_judge()
-        # before any student, the judges inherit it; only the exercises some student handed in
-        # (a chapter-5 cohort graded on the whole course trains none of ex12's references)
-        handed_in = [e for e in ids if any(e in students[n].present for n in pending)]
         references = _warm_up(course, handed_in, out, answers_fp, corpus, jobs, lang)
         print(time_bound(course, ids, len(pending), jobs, lang), file=sys.stderr, flush=True)
         slot_uids = [uids.allocate() for _ in range(jobs)]  # leased: no other run holds them
@@ -236,6 +239,23 @@ def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, j
         for uid in slot_uids:
             uids.sweep_uid(uid)
             uids.release(uid)
+
+
+class CorpusMissing(RuntimeError):
+    """The lesson's data cannot be had (`error`, a DataError saying how to get it) and graded
+    exercises read it: nothing is graded (the students would be charged for it)."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _reads_the_corpus(course: Course, exercise_id: str) -> bool:
+    """Whether an exercise's checks read the lesson's corpus (its check module asks for it)."""
+    try:
+        return "corpus_path" in (course.checks_dir / course.exercise(exercise_id).check_module).read_text(encoding="utf-8")
+    except OSError:
+        return True
 
 
 def _warm_up(course, ids, out, answers_fp, corpus, jobs, lang):

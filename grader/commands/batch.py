@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from grader.cohort.batch import FORMAT_EXT, OutError, ResultsMissing, check_out, run_batch
+from grader.cohort.batch import FORMAT_EXT, CorpusMissing, OutError, ResultsMissing, check_out, run_batch
 from grader.commands.paths import AnyPath
 from grader.model.course import Course
 from grader.model.messages import say
@@ -61,6 +61,10 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
         check_out(folder, out)  # before anything is graded
         book = run_batch(course, folder, out, jobs=jobs or os.cpu_count() or 1, shard=shard_of, ids=ids,
                          lang=lang, formats=list(formats), progress=progress)
+    except CorpusMissing as err:  # no student is charged for the kit's data: nothing graded
+        error = err.error
+        click.echo(getattr(error, "en" if lang == "en" else "zh", str(error)), err=True)
+        sys.exit(3)
     except ResultsMissing as err:  # graded, but a result could not be kept: the grader could not finish
         click.echo(f"Error: {err}", err=True)
         sys.exit(3)

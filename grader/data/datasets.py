@@ -122,10 +122,20 @@ def _verified_in(folder: Path, ds: Dataset, origin: tuple[str, str], cache_root:
     ok, size, sha = _check(found, ds)
     if not ok:
         raise _mismatch(ds, found, size, sha, cache_root, origin)
-    if os.name == "posix" and os.geteuid() == 0 and not _others_can_read(found, folder):
-        # The fenced workers run as another uid: a copy made under umask 077 would fail every
-        # data check as the student's PermissionError. The cache's copy is left readable.
-        return import_to_cache(found, ds.name, cache_dir=cache_root)
+    outside = not found.resolve().is_relative_to(folder.resolve())  # a link out: the worker sees only `folder`
+    if outside or (os.name == "posix" and os.geteuid() == 0 and not _others_can_read(found, folder)):
+        # The fenced workers run as another uid (as root) and see only the data folders granted
+        # them (a private /tmp): a copy made under umask 077, or a link to one elsewhere, would
+        # fail every data check as the student's error. The cache's copy is left readable.
+        cached = import_to_cache(found, ds.name, cache_dir=cache_root)
+        if os.name == "posix" and os.geteuid() == 0 and not _others_can_read(cached, cache_root):
+            raise DataError(
+                f"缓存 {cached} 别的用户读不到（它的某个文件夹属于别人，或权限是 0700），评分进程读不到数据。"
+                f"请修改它的权限，或用 XDG_CACHE_HOME 指定另一个缓存文件夹。",
+                f"The cache {cached} cannot be read by other users (a folder of it is someone else's, or mode "
+                f"0700), so the grading workers cannot read the data. Fix its modes, or point XDG_CACHE_HOME "
+                f"at another cache folder.")
+        return cached
     return found
 
 

@@ -141,6 +141,30 @@ def test_a_keyboard_interrupt_the_code_raises_is_its_own_error(grade_exe, root, 
     assert "WorkerDied" not in run.stdout and "exit status" not in run.stdout
 
 
+def test_a_batch_without_the_data_grades_no_one_rather_than_charge_everyone(grade_exe, root, tmp_path):
+    """Every student's data checks would fail for the kit's reason: the batch says how to get
+    the data and exits 3 before grading; a cohort that does not read the data is graded."""
+    import os
+    import socket
+
+    with socket.socket() as s:  # a port on this machine where nothing listens: the "network" fails
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/input.txt"
+    env = {k: v for k, v in os.environ.items() if k != "GPT_COURSE_DATA"}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "cache"), GPT_COURSE_DATA_URL=dead, GRADE_LANG="en")
+    cohort = tmp_path / "cohort"
+    (cohort / "ann").mkdir(parents=True)
+    for name in ("ex01_windows.py", "ex06_char_tokenizer.py"):
+        shutil.copy(root / "solutions" / name, cohort / "ann")
+    run = subprocess.run([grade_exe, "batch", str(cohort), "--out", str(tmp_path / "out"), "--only", "ex01,ex06",
+                          "--no-progress"], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 3 and "GPT_COURSE_DATA" in run.stderr and "Traceback" not in run.stderr, run.stderr
+    assert not (tmp_path / "out" / "grades.csv").exists()
+    run = subprocess.run([grade_exe, "batch", str(cohort), "--out", str(tmp_path / "out"), "--only", "ex01",
+                          "--no-progress"], capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+
+
 def test_a_later_exercise_is_graded_without_the_earlier_files(grade_exe, root, tmp_path):
     # ex11 imports ex08's get_batch; a submission of ex11 alone is still graded on ex11 alone.
     sub = tmp_path / "sub"

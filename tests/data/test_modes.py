@@ -86,15 +86,24 @@ def test_as_root_data_then_a_correct_ex06_gets_full_marks(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the workers run as another uid only as root")
 @pytest.mark.skipif(not (SHARED / "tinyshakespeare" / "input.txt").is_file(), reason="no local corpus")
-def test_as_root_a_private_data_folder_is_copied_where_the_workers_can_read_it(tmp_path):
-    """GPT_COURSE_DATA naming a copy made under umask 077 (folders 0700, the file 0600): the
-    kit grades from a readable copy in its cache, never charging the student for the modes."""
+@pytest.mark.parametrize("kind", ["private", "a link elsewhere"])
+def test_as_root_a_private_data_folder_is_copied_where_the_workers_can_read_it(tmp_path, kind):
+    """GPT_COURSE_DATA naming a copy made under umask 077 (folders 0700, the file 0600), or
+    whose file is a link to one in /tmp (a worker's /tmp is its own): the kit grades from a
+    readable copy in its cache, never charging the student for where the data lies."""
     private = tmp_path / "private"
     (private / "tinyshakespeare").mkdir(parents=True, mode=0o700)
-    private.chmod(0o700)
+    private.chmod(0o700 if kind == "private" else 0o755)
     corpus_file = private / "tinyshakespeare" / "input.txt"
-    corpus_file.write_bytes((SHARED / "tinyshakespeare" / "input.txt").read_bytes())
-    corpus_file.chmod(0o600)
+    if kind == "private":
+        corpus_file.write_bytes((SHARED / "tinyshakespeare" / "input.txt").read_bytes())
+        corpus_file.chmod(0o600)
+    else:
+        (private / "tinyshakespeare").chmod(0o755)
+        elsewhere = tmp_path / "elsewhere.txt"
+        elsewhere.write_bytes((SHARED / "tinyshakespeare" / "input.txt").read_bytes())
+        elsewhere.chmod(0o644)
+        corpus_file.symlink_to(elsewhere)
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
@@ -109,4 +118,30 @@ def test_as_root_a_private_data_folder_is_copied_where_the_workers_can_read_it(t
     failed = [c["message"] for e in report["exercises"] for c in e["checks"] if not c["passed"]]
     assert report["score"] == report["max_score"] > 0, failed
     assert _mode(home / ".cache" / "gpt-course" / "tinyshakespeare" / "input.txt") == 0o644
-    assert _mode(corpus_file) == 0o600  # the instructor's own copy is left as it is
+    if kind == "private":
+        assert _mode(corpus_file) == 0o600  # the instructor's own copy is left as it is
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the workers run as another uid only as root")
+@pytest.mark.skipif(not (SHARED / "tinyshakespeare" / "input.txt").is_file(), reason="no local corpus")
+def test_as_root_a_cache_other_users_cannot_read_is_said_not_charged(tmp_path):
+    """The cache folder made by another user, mode 0700: the copy there is no use to the
+    workers; the kit says so (and how to fix it) instead of failing the checks as the code's."""
+    private = tmp_path / "private"
+    (private / "tinyshakespeare").mkdir(parents=True, mode=0o700)
+    (private / "tinyshakespeare" / "input.txt").write_bytes((SHARED / "tinyshakespeare" / "input.txt").read_bytes())
+    private.chmod(0o700)
+    cache = tmp_path / "cache"
+    (cache / "gpt-course" / "tinyshakespeare").mkdir(parents=True)
+    for folder in (cache / "gpt-course", cache / "gpt-course" / "tinyshakespeare"):
+        os.chown(folder, 65534, 65534)
+        folder.chmod(0o700)
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "GPT_COURSE_DATA": str(private), "GRADE_LANG": "en"}
+    submission = tmp_path / "sub"
+    submission.mkdir()
+    name = "ex06_char_tokenizer.py"
+    (submission / name).write_text((KIT / "solutions" / name).read_text(encoding="utf-8"), encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "grader", "ex06", "--submission", str(submission)],
+                         env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert run.returncode == 1 and "cannot be read by other users" in run.stdout, run.stdout + run.stderr
+    assert "your code raised" not in run.stdout
