@@ -66,10 +66,12 @@ class WatchSession:
         return results
 
     def render(self, results, *, color: bool) -> str:
-        from grader.report.text import render_text
+        """The student's view, as `grade exNN` shows it: hidden checks' inputs and values left out
+        (grader.report.render applies grader.report.student_view)."""
+        from grader.report.render import render
 
-        return render_text(results, self.lang, color=color, hidden_note=self.recorded,
-                           picture_dir=self.picture_dir)
+        return render(results, "text", self.lang, color=color, hidden_note=self.recorded,
+                      picture_dir=self.picture_dir)
 
     def interrupt(self) -> None:
         """Stop the grade running now (called from another thread when a file is saved).

@@ -189,7 +189,7 @@ def test_report_from_a_merged_folder(graded, tmp_path):
     assert "班级评分报告" in seen.text and any("buggy ↔ copier" in p for p in seen.rows["pair"])
     # the students' files were read from a temporary staging folder: OUT gained only the page
     shown = sorted(p.name for p in merged.iterdir() if not p.name.startswith("."))  # (.grade-batch.lock)
-    assert shown == ["grades.csv", "report.html", "results.json"]
+    assert shown == ["cohort.json", "grades.csv", "report.html", "results.json"]  # (the shards' cohort, named)
 
 
 def test_report_of_a_folder_without_a_gradebook(tmp_path):

@@ -208,3 +208,25 @@ def test_a_save_while_a_loop_runs_cancels_the_grade_at_once(student):
         term.close()
     # the cancelled grade left no attempt behind: the one recorded is the passing one
     assert '"passed"' in (student / ".grade-state.json").read_text(encoding="utf-8")
+
+
+def test_watch_shows_what_grade_shows_never_a_hidden_checks_values(tmp_path):
+    """`grade watch` rendered the checks without the student's view: a hidden check's input,
+    expected value and output were on screen (an independent tester, 2026-12-04)."""
+    from grader.report.render import render
+    from grader.student.watch_session import WatchSession
+
+    folder = tmp_path / "exercises"
+    shutil.copytree(COURSE.exercises_dir, folder, ignore=shutil.ignore_patterns(".grade*", "__pycache__"))
+    (folder / EX.file).write_text(WRONG, encoding="utf-8")
+    session = WatchSession(COURSE, folder, "en").start()
+    try:
+        results = session.grade("ex01")
+        shown = session.render(results, color=False)
+    finally:
+        session.close()
+    hidden = [c for r in results for c in r.checks if not c.public and not c.passed and c.finding]
+    assert hidden, "the wrong answer fails a hidden check"
+    assert shown == render(results, "text", "en")
+    for check in hidden:
+        assert check.finding.expected is None or repr(check.finding.expected) not in shown
