@@ -28,4 +28,7 @@ def hint_command(obj, exercise_id, level, submission):
                                    known=", ".join(e.id for e in course.exercises))) from None
     if level is not None and not 1 <= level <= len(ex.hints):
         raise click.UsageError(say("hint_levels", obj.lang, id=ex.id, total=len(ex.hints)))
-    click.echo(next_hint(ex, obj.lang, level=level, state_dir=student_folder(submission)))
+    folder = student_folder(submission)
+    if submission and not folder.is_dir():  # as grade status and grade exNN say it
+        raise click.UsageError(say("missing_folder", obj.lang, path=folder))
+    click.echo(next_hint(ex, obj.lang, level=level, state_dir=folder))

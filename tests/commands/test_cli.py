@@ -40,7 +40,9 @@ def test_usage_errors_exit_2(grade_exe, root, tmp_path):
     assert unknown.returncode == 2 and "ex99" in unknown.stderr
     missing = grade(grade_exe, "ex01", "--submission", str(tmp_path / "nowhere"))
     assert missing.returncode == 2 and "nowhere" in missing.stderr
-    for run in (unknown, missing):
+    hint = grade(grade_exe, "hint", "ex01", "--submission", str(tmp_path / "nowhere"))
+    assert hint.returncode == 2 and "nowhere" in hint.stderr
+    for run in (unknown, missing, hint):
         assert "Traceback" not in run.stdout + run.stderr
 
 
