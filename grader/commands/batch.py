@@ -13,6 +13,7 @@ from grader.cohort.batch import FORMAT_EXT, CorpusMissing, OutError, ResultsMiss
 from grader.commands.paths import AnyPath
 from grader.model.course import Course
 from grader.model.messages import say
+from grader.run.grading import GRADER_FAULT
 from grader.sandbox import ZygoteGone
 
 
@@ -64,20 +65,18 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
     except CorpusMissing as err:  # no student is charged for the kit's data: nothing graded
         error = err.error
         click.echo(getattr(error, "en" if lang == "en" else "zh", str(error)), err=True)
-        sys.exit(3)
+        sys.exit(GRADER_FAULT)
     except ResultsMissing as err:  # graded, but a result could not be kept: the grader could not finish
         click.echo(f"Error: {err}", err=True)
-        sys.exit(3)
+        sys.exit(GRADER_FAULT)
     except OutError as err:
         raise click.UsageError(str(err)) from None
     except ZygoteGone as err:  # the students graded before it are saved: a rerun goes on from there
-        from grader.run.grading import GRADER_FAULT
-
         click.echo(say("zygote_gone_batch", lang, pid=err.pid), err=True)
         sys.exit(GRADER_FAULT)
     except OSError as err:  # a disk that fills, a folder removed under us: said, never a traceback
         click.echo(f"Error: 无法写入成绩 / cannot write the gradebook: {err}", err=True)
-        sys.exit(3)  # the grader could not finish (not 1: no check failed); a rerun goes on from there
+        sys.exit(GRADER_FAULT)  # not 1 (no check failed): a rerun goes on from there
     n = len(book["students"])
     total = sum(e["max_score"] for e in book["exercises"])
     mean = sum(s["score"] for s in book["students"].values()) / n if n else 0

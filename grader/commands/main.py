@@ -159,7 +159,9 @@ def entry() -> None:
     except OSError as err:  # a folder that refuses what its modes allowed (/proc as root), a disk that fills
         where = f" {err.filename}" if err.filename else ""
         click.echo(f"grade: 无法读写 / cannot read or write{where}: {err.strerror or err}", err=True)
-        code = 3  # not 1 (a check failed) nor 2 (usage): the grader could not finish
+        from grader.run.grading import GRADER_FAULT
+
+        code = GRADER_FAULT  # not 1 (a check failed) nor 2 (usage): the grader could not finish
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

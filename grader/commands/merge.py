@@ -27,5 +27,7 @@ def merge(obj, folders, out):
         raise click.UsageError(str(err)) from None
     except OSError as err:
         click.echo(f"Error: 无法写入成绩 / cannot write the gradebook: {err}", err=True)
-        sys.exit(3)  # the grader could not finish (not 1: no check failed); a rerun goes on from there
+        from grader.run.grading import GRADER_FAULT
+
+        sys.exit(GRADER_FAULT)  # not 1 (no check failed): the same command again writes it
     click.echo(f"{len(book['students'])} 名学生 / students -> {out / 'grades.csv'}")

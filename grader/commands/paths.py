@@ -65,15 +65,13 @@ class OutputFolder(AnyPath):
     """
 
     def __init__(self, file_okay: bool = False):
-        super().__init__(file_okay=file_okay)
-        self.file_okay = file_okay
+        super().__init__(file_okay=file_okay)  # click's Path refuses an existing file unless file_okay
 
     def convert(self, value, param, ctx):
         path = super().convert(value, param, ctx)
-        if path.exists() and not path.is_dir() and not self.file_okay:
-            self.fail(f"已存在且不是文件夹 / exists and is not a folder: {path}", param, ctx)
-        nearest = Path(os.path.abspath(path))
-        nearest = nearest if self.file_okay is False and nearest.exists() else nearest.parent
+        target = Path(os.path.abspath(path))
+        # written into: the folder itself when it exists, else what will hold it
+        nearest = target if target.is_dir() and not self.file_okay else target.parent
         while not nearest.exists():
             nearest = nearest.parent
         if not nearest.is_dir():
