@@ -60,8 +60,7 @@ def _extract(data: bytes, filename: str, course: Course) -> dict[str, str | None
     name_match = re.match(r"(ex\d\d)", filename)
     tagged: list[tuple[str | None, str, dict]] = []
     for cell in cells:
-        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-        meta = meta.get("nbgrader") if isinstance(meta.get("nbgrader"), dict) else {}
+        meta = cell["nbgrader"]  # checked by _code_cells
         grade_id = str(meta.get("grade_id", ""))
         match = re.match(r"(ex\d\d)", grade_id)
         owner = match.group(1) if match else None
@@ -87,6 +86,8 @@ def _extract(data: bytes, filename: str, course: Course) -> dict[str, str | None
 
 
 def _code_cells(data: bytes) -> list[dict] | None:
+    """The code cells, each as {"source": str or [str, …], "nbgrader": {grade_id, grade, solution}}
+    with nothing else kept; None when the data is not a notebook's JSON."""
     try:
         notebook = json.loads(data.decode("utf-8-sig"))  # a BOM, as some editors save it
     except (ValueError, RecursionError, MemoryError):  # UnicodeDecodeError is a ValueError
@@ -101,8 +102,8 @@ def _code_cells(data: bytes) -> list[dict] | None:
         meta = meta.get("nbgrader") if isinstance(meta.get("nbgrader"), dict) else {}
         source = cell.get("source", "")
         kept.append({"source": [s for s in source if isinstance(s, str)] if isinstance(source, list) else str(source),
-                     "metadata": {"nbgrader": {k: meta[k] for k in ("grade_id", "grade", "solution") if k in meta
-                                               and isinstance(meta[k], (str, int, float, bool))}}})
+                     "nbgrader": {k: meta[k] for k in ("grade_id", "grade", "solution") if k in meta
+                                  and isinstance(meta[k], (str, int, float, bool))}})
     return kept
 
 
