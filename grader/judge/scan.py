@@ -286,13 +286,13 @@ def scan_source(source: str | bytes, name: str) -> list[str]:
 def scan_folder(folder: str | Path, modules: dict[str, str]) -> dict[str, list[str]]:
     """Per exercise id: the reasons to review its file. `modules` maps id -> module name.
 
-    The files are read with `grader.sandbox.intake` (no link followed); a refused folder gives
-    no reasons here (the worker reports the refusal to every check).
+    The files are read with `grader.sandbox.intake` (no link followed); a refused folder, or a
+    file refused alone, gives no reasons here (the worker reports the refusal to its checks).
     """
     from grader.sandbox.intake import SubmissionRefused, read_submission
 
     try:
-        files = read_submission(str(folder))
+        files, _refused = read_submission(str(folder))
     except SubmissionRefused:
         return {}
     out = {}

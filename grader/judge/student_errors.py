@@ -114,8 +114,10 @@ def student_error_finding(obs: Observation, label: str) -> Finding:
         return Finding("missing", label, zh=f"文件里没有定义 {name}", en=f"{name} is not defined in the file")
     message = f"{kind_name}: {err.get('message', '')}"
     if err.get("import_error"):
-        return Finding("import_error", label, zh=say("import_prefix", "zh") + message,
-                       en=say("import_prefix", "en") + message,
+        # An import of a file the worker did not read (a link, a FIFO): why, in each language.
+        zh_why, _, en_why = str(err.get("not_read") or "").partition(" / ")
+        return Finding("import_error", label, zh=say("import_prefix", "zh") + message + (f"（{zh_why}）" if zh_why else ""),
+                       en=say("import_prefix", "en") + message + (f" ({en_why or zh_why})" if zh_why else ""),
                        traceback=err.get("traceback", ""), output=obs.output)
     zh, en = f"你的代码抛出了异常 {message}", f"your code raised {message}"
     frames = err.get("own_frames")

@@ -112,11 +112,14 @@ class Observation:
 
 
 def _extra(error: dict) -> dict:
-    """The optional fields of a worker's error, type-checked: raised while importing the file,
-    how many of the student's frames a traceback had (a runaway recursion), a missing name."""
+    """The optional fields of a worker's error, type-checked: raised while importing the file
+    (and, for an import of a file the worker did not read, why: `not_read`), how many of the
+    student's frames a traceback had (a runaway recursion), a missing name."""
     kept = {}
     if error.get("import_error") is True:
         kept["import_error"] = True
+        if isinstance(error.get("not_read"), str):
+            kept["not_read"] = _clean(error["not_read"])[:1000]
     frames = error.get("own_frames")
     if isinstance(frames, int) and not isinstance(frames, bool) and frames > 0:
         kept["own_frames"] = frames

@@ -2,7 +2,8 @@
 
 - a file that does not import (a syntax error, a NameError at module level, a loop that
   never ends at import) is said once per exercise, with the student's line and a caret;
-  the checks that could not run because of it are one line;
+  the checks that could not run because of it are one line; so is a file that was not read
+  (a link, a FIFO, over a cap), or a submission refused whole;
 - where the student's code was (a time-out, a crash) or its own traceback frames;
 - what it printed: at most `OUTPUT_LINES` lines, then "… N more lines", and when the
   worker kept only the start of a flood, how much was printed in all.
@@ -28,16 +29,24 @@ INDENT = "      "
 
 
 def import_failure(checks: list[CheckResult]) -> list[CheckResult]:
-    """The checks that could not run because the exercise's file does not import."""
-    return [c for c in checks if not c.passed and c.finding is not None and c.finding.kind == "import_error"]
+    """The checks that could not run because the exercise's file does not import, or was not
+    read at all (a link, a FIFO, over a cap: grader.sandbox.intake)."""
+    for kind in ("import_error", "refused"):
+        stopped = [c for c in checks if not c.passed and c.finding is not None and c.finding.kind == kind]
+        if stopped:
+            return stopped
+    return []
 
 
 def import_block(failed: list[CheckResult], file: str, lang: str, style, line_width: int = 78) -> list[str]:
-    """The import error once, then one line for the checks it stopped."""
+    """The import error (or why the file was not read) once, then one line for the checks it stopped."""
     f = failed[0].finding
     mark = style("✗", fg="red")
-    reason = (f.en if lang == "en" else f.zh).removeprefix(say("import_prefix", lang))
-    lines = [f"  {mark} {say('import_failed', lang, file=file)}", INDENT + reason]
+    if f.kind == "refused":
+        lines = [f"  {mark} {f.en if lang == 'en' else f.zh}"]
+    else:
+        reason = (f.en if lang == "en" else f.zh).removeprefix(say("import_prefix", lang))
+        lines = [f"  {mark} {say('import_failed', lang, file=file)}", INDENT + reason]
     lines.extend(INDENT + line for line in f.traceback.splitlines())
     lines.extend(output_lines(f.output, lang))
     names = ", ".join(c.title(lang) for c in failed)

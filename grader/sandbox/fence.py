@@ -67,9 +67,9 @@ DEFAULTS = {
 }
 
 
-# Why the submission was refused (grader.sandbox.intake), or None; set by `enter`, read by the
-# worker before anything of the student's runs.
-REFUSED: str | None = None
+# What of the submission was not read, and why (grader.sandbox.intake.Refusals); set by `enter`,
+# read by the worker before anything of the student's runs.
+REFUSED: intake.Refusals | None = None
 
 
 class _MountAttr(ctypes.Structure):
@@ -129,18 +129,13 @@ def _close_fds(keep: set[int]) -> None:
                 pass
 
 
-def _read_submission(folder: str | None, cap: int) -> tuple[dict[str, bytes], str | None]:
-    """The submission's top-level *.py files (what the worker imports), read before hiding.
-
-    Read with `grader.sandbox.intake` (as root): no link followed, no linked or special `*.py`,
-    sizes capped before reading. A refused submission gives no files and the reason.
-    """
+def _read_submission(folder: str | None, cap: int) -> tuple[dict[str, bytes], intake.Refusals]:
+    """The submission's top-level *.py files (what the worker imports), read before hiding, and
+    what was not read: by `grader.sandbox.intake` (as root), no link followed, no linked or
+    special `*.py` (refused alone), sizes capped before reading."""
     if not folder:
-        return {}, None
-    try:
-        return intake.read_submission(folder, {"max_total": cap}), None
-    except intake.SubmissionRefused as err:
-        return {}, err.message
+        return {}, intake.Refusals()
+    return intake.read_into_refusals(folder, {"max_total": cap})
 
 
 def _write_copy(target: str, files: dict[str, bytes]) -> None:

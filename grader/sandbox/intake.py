@@ -8,29 +8,31 @@ macOS, the judge's syntax scan, `grade batch`'s staging) reads it here, by one s
   assignment folders). Anything else inside (a `.venv`, `.git`, data) is an `lstat` at most:
   never opened, never walked, never counted against a cap;
 - a symbolic link is never followed: the folder itself or any folder on its path (on Windows a
-  junction too) refuses the whole submission, and so does a link among the files read (a
-  linked `ex01_windows.py`): `exercises -> /proc/self/cwd/solutions` or a link to the kit's
-  `solutions/` never becomes the student's answer. A link that is not read (`data ->
-  ../datasets`, `exercises -> …` beside top-level files) is left alone and recorded. (POSIX: a
-  root-owned link directly under a root-owned `/`, macOS's `/var`, is the system's and taken as
-  the folder it names.)
-- a FIFO, socket or device among the files read refuses it too (a FIFO would block the
-  reader); one that is not read is left alone, never opened;
-- sizes are capped before reading: a file read over `max_file`, the files read together over
-  `max_total` bytes, a walked folder's entries over `max_entries` (listing stops there), or a
-  walk deeper than `max_depth`, refuses it with the number.
+  junction too) refuses the whole submission. A link among the files read (a linked
+  `ex01_windows.py`) is refused alone, never opened: `exercises -> /proc/self/cwd/solutions`
+  or a link to the kit's `solutions/` never becomes the student's answer, and the student's
+  other files are still graded. A link that is not read (`data -> ../datasets`, `exercises ->
+  …` beside top-level files) is left alone and recorded. (POSIX: a root-owned link directly
+  under a root-owned `/`, macOS's `/var`, is the system's and taken as the folder it names.)
+- a FIFO, socket or device among the files read is refused alone too, never opened (a FIFO
+  would block the reader); one that is not read is left alone;
+- sizes are capped before reading: a file read over `max_file`, or one that would take the
+  files read together over `max_total` bytes, is refused alone; a walked folder's entries over
+  `max_entries` (listing stops there), or a walk deeper than `max_depth`, refuses the whole
+  submission with the number.
 
 Two walkers, one set of rules (`grader.sandbox.walkers`): file descriptors where the OS has
 `O_NOFOLLOW` and `dir_fd` (Linux, macOS), checked paths elsewhere (Windows). The refusals'
 words are `grader.sandbox.refusals`.
 
-`read_submission` returns the top level's `*.py` files (what a worker imports).
-`survey(folder, descend=…, tolerate=…)` walks without reading, for callers that choose what to
-read (`grade batch` refuses one exercise's file and still grades the others).
+`read_submission` returns the top level's `*.py` files (what a worker imports) and those
+refused alone; `copy_submission` writes the former into the worker's private copy and returns
+the `Refusals` the worker says to the checks. `survey(folder, descend=…, tolerate=…)` walks
+without reading, for callers that choose what to read (`grade batch`'s staging).
 
-    read_submission("sub")   # {'ex01_windows.py': b'X = 1\\n'}; sub/data -> /etc is not read;
-    # with sub/ex02_nll.py -> ../solutions/ex02_nll.py:
-    # SubmissionRefused: submission refused: ex02_nll.py is a symbolic link (a submission holds …)
+    read_submission("sub")   # ({'ex01_windows.py': b'X = 1\\n'}, {}); sub/data -> /etc is not read;
+    # with sub/ex02_nll.py -> ../solutions/ex02_nll.py, ex02_nll.py is refused alone:
+    # ({'ex01_windows.py': b'X = 1\\n'}, {'ex02_nll.py': SubmissionRefused('… is a symbolic link …')})
 """
 
 from __future__ import annotations
@@ -169,52 +171,79 @@ def _walk(walk, handle, parts: tuple[str, ...], caps: dict, state: dict, descend
 # --------------------------------------------------------------------------- what workers import
 
 
-def read_submission(folder: str, limits: dict | None = None, *, portable: bool | None = None) -> dict[str, bytes]:
-    """The submission's top-level `*.py` files as bytes; `SubmissionRefused` for anything unsafe.
+@dataclass(frozen=True)
+class Refusals:
+    """What of a submission was not read, and why, in intake's words (the worker says it).
 
-    A top-level `*.py` that is a link or a special file refuses the submission, and so does one
-    over `max_file`, or all of them together over `max_total` (checked before a byte is read).
-    Other links and special files are not read, and sub-folders not walked.
+    `whole`: the submission itself was refused (its folder is a link, too many entries, …), and
+    every check says so; `files`: a top-level `*.py` refused alone (a link, a FIFO, over a cap),
+    by name: only the checks of that file's exercise say so, the other exercises are graded.
+
+        Refusals(files={"ex02_nll.py": "未读取：…/ not read: ex02_nll.py is a symbolic link …"}).of("ex02_nll")
+    """
+
+    whole: str | None = None
+    files: dict[str, str] = field(default_factory=dict)
+
+    def of(self, module: str) -> str | None:
+        """Why module `module` cannot be imported from the copy (None: it can, or it is absent)."""
+        return self.whole or self.files.get(f"{module}.py")
+
+
+def read_submission(folder: str, limits: dict | None = None, *,
+                    portable: bool | None = None) -> tuple[dict[str, bytes], dict[str, SubmissionRefused]]:
+    """The submission's top-level `*.py` files as bytes, and those refused alone, by name.
+
+    `SubmissionRefused` for what refuses the whole submission (the folder is a link, or sits
+    behind one, too many entries). A top-level `*.py` that is a link or a special file, one over
+    `max_file`, or one that would take the files read together over `max_total` (checked before
+    a byte is read, in name order) is refused alone, as `grade batch` refuses it: the other
+    files are still read. Other links and special files are not read, and sub-folders not walked.
+
+        files, refused = read_submission("sub")   # sub/ex02_nll.py -> ../solutions/ex02_nll.py:
+        # files == {"ex01_windows.py": b"..."}, refused["ex02_nll.py"].reason == "link"
     """
     caps = {**LIMITS, **(limits or {})}
-    found = survey(folder, caps, tolerate=_not_imported, portable=portable)
-    wanted = [(name,) for name in found.files() if name.endswith(".py")]
-    total = 0
-    for parts in wanted:
-        size = found.entries[parts].st_size
-        if size > caps["max_file"]:
-            raise refuse(shown(parts[0]), "too_large", size, caps["max_file"], parts=parts)
-        total += size
-        if total > caps["max_total"]:
-            raise refuse(FOLDER, "over_total", parts=parts, zh=f"太大（超过 {caps['max_total']} 字节）",
-                          en=f"is too large (over {caps['max_total']} bytes)")
+    found = survey(folder, caps, tolerate=_alone, portable=portable)
+    refused: dict[str, SubmissionRefused] = {err.parts[0]: err for err in found.problems if len(err.parts) == 1
+                                             and err.parts[0].endswith(".py")}
+    wanted, total = [], 0
+    for name, info in sorted(found.files().items()):
+        if not name.endswith(".py"):
+            continue
+        if info.st_size > caps["max_file"]:
+            refused[name] = refuse(shown(name), "too_large", info.st_size, caps["max_file"], parts=(name,))
+        elif total + info.st_size > caps["max_total"]:
+            refused[name] = refuse(shown(name), "over_total", parts=(name,),
+                                   zh=f"让提交的文件合计超过上限（{caps['max_total']} 字节）",
+                                   en=f"takes the submission's files together over the cap ({caps['max_total']} bytes)")
+        else:
+            wanted.append((name,))
+            total += info.st_size
     files = {}
     for parts, data in found.read(wanted, caps["max_file"]).items():
         if isinstance(data, SubmissionRefused):
-            raise data
-        files[parts[0]] = data
-    return files
+            refused[parts[0]] = data
+        else:
+            files[parts[0]] = data
+    return files, refused
 
 
-def _not_imported(parts: tuple[str, ...], _err: SubmissionRefused) -> bool:
-    """A link or special file a worker would not import (not a `*.py`): left alone, not read."""
-    return not parts[-1].endswith(".py")
+def _alone(_parts: tuple[str, ...], _err: SubmissionRefused) -> bool:
+    """A link or special file among the files: recorded, never read (a `*.py` one is refused alone)."""
+    return True
 
 
 def copy_submission(folder: str, target: str, limits: dict | None = None, *,
-                    portable: bool | None = None) -> str | None:
+                    portable: bool | None = None) -> Refusals:
     """The submission's files read by these rules and written into a new folder `target` (the
-    worker's private copy, the only one it imports); the refusal's message, or None.
+    worker's private copy, the only one it imports); what was not read, and why.
 
-    A refused submission leaves `target` empty. The copies are read-only where that does not
-    stop their clean-up (POSIX; on Windows a read-only file would outlive the scratch folder).
+    A refused submission leaves `target` empty; a file refused alone is left out of it. The
+    copies are read-only where that does not stop their clean-up (POSIX; on Windows a read-only
+    file would outlive the scratch folder).
     """
-    try:
-        files = read_submission(folder, limits, portable=portable)
-    except SubmissionRefused as err:
-        files, refusal = {}, err.message
-    else:
-        refusal = None
+    files, refusals = read_into_refusals(folder, limits, portable=portable)
     os.mkdir(target, 0o755)
     for name, data in files.items():
         path = os.path.join(target, name)
@@ -222,8 +251,19 @@ def copy_submission(folder: str, target: str, limits: dict | None = None, *,
             handle.write(data)
         if os.name == "posix":
             os.chmod(path, 0o444)
-    return refusal
+    return refusals
 
 
-__all__ = ["read_submission", "copy_submission", "survey", "Survey", "SubmissionRefused", "LIMITS",
+def read_into_refusals(folder: str, limits: dict | None = None, *,
+                       portable: bool | None = None) -> tuple[dict[str, bytes], Refusals]:
+    """`read_submission`, its refusals as the worker says them: (files, `Refusals`)."""
+    try:
+        files, refused = read_submission(folder, limits, portable=portable)
+    except SubmissionRefused as err:
+        return {}, Refusals(whole=err.message)
+    return files, Refusals(files={name: err.alone for name, err in refused.items()})
+
+
+__all__ = ["read_submission", "read_into_refusals", "copy_submission", "Refusals", "survey", "Survey",
+           "SubmissionRefused", "LIMITS",
            "is_link", "shown"]

@@ -1,6 +1,7 @@
 """Why a submission is refused, in the student's two languages (`grader.sandbox.intake`'s words).
 
     refuse("data", "link")   # SubmissionRefused: 提交被拒绝：data 是符号链接… / submission refused: data is a symbolic link…
+    refuse("data", "link").alone   # 未读取：data 是符号链接… / not read: data is a symbolic link… (that entry alone)
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ class SubmissionRefused(Exception):
     `too_deep`, `too_many`, `over_total`), `parts` the entry's path inside the folder.
     """
 
-    def __init__(self, zh: str, en: str, reason: str = "", parts: tuple[str, ...] = ()):
+    def __init__(self, zh: str, en: str, reason: str = "", parts: tuple[str, ...] = (), alone: str = ""):
         super().__init__(en)
         self.zh, self.en, self.reason, self.parts = zh, en, reason, parts
+        self.alone = alone or self.message  # the words when this entry alone is not read
 
     message = property(lambda self: f"{self.zh} / {self.en}")
 
@@ -45,8 +47,9 @@ def refuse(what: str, reason: str, *args, parts=(), zh: str = "", en: str = "") 
     """The refusal of entry `what` for `reason` (`_WHY`'s words, or `zh` / `en` given)."""
     zh_why, en_why = (zh, en) if zh else _WHY[reason]
     zh_what = "文件夹" if what == FOLDER else what
-    return SubmissionRefused(f"提交被拒绝：{zh_what} {zh_why.format(*args)}",
-                             f"submission refused: {what} {en_why.format(*args)}", reason, tuple(parts))
+    zh_said, en_said = f"{zh_what} {zh_why.format(*args)}", f"{what} {en_why.format(*args)}"
+    return SubmissionRefused(f"提交被拒绝：{zh_said}", f"submission refused: {en_said}", reason, tuple(parts),
+                             alone=f"未读取：{zh_said} / not read: {en_said}")
 
 
 def special(what: str, mode: int, parts=()) -> SubmissionRefused:

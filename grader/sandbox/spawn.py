@@ -20,12 +20,13 @@ The fence it enters is what the OS offers without fork:
 - macOS, and anywhere `fence` cannot load: the rlimits `resource` offers (address space,
   CPU, file size, no core dumps) and a private working folder; the submission is copied into
   it by `grader.sandbox.intake`'s rules with portable calls only (no link followed, a linked
-  or special `*.py` refused, sizes capped before reading), and only the copy is imported.
+  or special `*.py` refused alone, sizes capped before reading), and only the copy is imported.
 - Windows: no `resource`; the judge puts the worker in a Job Object (memory, CPU time,
   process count; the whole tree killed on time-out: `grader.sandbox.tree`); the same copy.
 
-Why a submission was refused is kept in `REFUSED` (as `grader.sandbox.fence.REFUSED` is in a
-forked worker), read by the worker loop before anything of the student's runs.
+What of a submission was not read, and why, is kept in `REFUSED` (as
+`grader.sandbox.fence.REFUSED` is in a forked worker), read by the worker loop before anything
+of the student's runs.
 
 Nothing here calls fork, killpg, setpgid, select or signal.SIGALRM, or reads /proc.
 """
@@ -43,8 +44,8 @@ import grader.sandbox.plaincodec as plaincodec
 from grader.sandbox.framing import PipePair, recv_frame, send_frame
 from grader.sandbox.limits import FILE_SIZE_CAP
 
-# Why the submission was refused (grader.sandbox.intake), or None; set by `enter`.
-REFUSED: str | None = None
+# What of the submission was not read, and why (grader.sandbox.intake.Refusals); set by `enter`.
+REFUSED: intake.Refusals | None = None
 MAX_COPY = 32 * 1024 * 1024  # bytes of submission copied (as the Linux fence's `max_copy`)
 
 
@@ -112,7 +113,8 @@ def enter(setup: dict, keep_fds: set[int]) -> tuple[str | None, str]:
     """Fence this worker; (folder to import the submission from, working folder).
 
     Off the Linux fence, the submission is read as data into `<workdir>/submission` (the only
-    copy the worker imports); a refused one leaves that folder empty and its reason in `REFUSED`.
+    copy the worker imports); what was not read (a refused submission, or a file refused alone) is
+    left out of it and said in `REFUSED`.
     """
     global REFUSED
     fence = _linux_fence()

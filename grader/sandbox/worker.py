@@ -57,10 +57,11 @@ class Submission:
     report can say it once for the exercise.
     """
 
-    def __init__(self, folder: str | None, module_name: str, admit=None):
+    def __init__(self, folder: str | None, module_name: str, admit=None, refused=None):
         self.folder = folder
         self.module_name = module_name
         self._admit = admit or sys.modules.__setitem__  # the guard's (`Guard.admit`) in a worker
+        self._refused = refused  # module name -> why its file was not read (intake.Refusals.of), or None
         self._module = None
         self._failed: dict | None = None
 
@@ -80,6 +81,11 @@ class Submission:
                 # KeyboardInterrupt too: a worker ignores SIGINT (Ctrl-C is the judge's), so any is the code's own
                 sys.modules.pop(self.module_name, None)
                 self._failed = describe_error(err, self.folder, at_import=True)
+                # `import helper` of a file refused alone (a link, a FIFO): the reason, not just "no module"
+                missing = err.name if type(err) is ModuleNotFoundError and type(err.name) is str else None
+                why = self._refused(missing) if missing and self._refused is not None else None
+                if why:
+                    self._failed["not_read"] = why
                 raise ImportFailed(self._failed) from None
             self._module = module
         return self._module
@@ -188,11 +194,12 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
     sys.path.append(str(PACKAGE_DIR / "earlier"))
     take_output = redirect_output(workdir)
     submissions: dict[str, Submission] = {}
-    # The submission could not be read as data (grader.sandbox.intake): said by the fence that
-    # entered it (grader.sandbox.fence, or a spawned worker's grader.sandbox.spawn).
-    # (Read from the function's own globals: in a worker of a sealed zygote its module is no
-    # longer in sys.modules.)
-    refused = (getattr(enter, "__globals__", None) or {}).get("REFUSED")
+    # What of the submission could not be read as data (grader.sandbox.intake.Refusals: all of it,
+    # or a file alone): said by the fence that entered it (grader.sandbox.fence, or a spawned
+    # worker's grader.sandbox.spawn). (Read from the function's own globals: in a worker of a
+    # sealed zygote its module is no longer in sys.modules.)
+    refusals = (getattr(enter, "__globals__", None) or {}).get("REFUSED")
+    refused = refusals.of if refusals is not None else lambda _module: None
     # Last before the student's first line: the observers out of reach, verified after each call.
     if guard is None:
         from grader.sandbox.guard import Guard
@@ -221,8 +228,8 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
 
     def load(name: str) -> Submission:
         """Import exercise module `name` now, so the judge can time the import on its own."""
-        if name not in submissions and not refused:
-            submissions[name] = Submission(folder, name, admit=guard.admit)
+        if name not in submissions and not refused(name):
+            submissions[name] = Submission(folder, name, admit=guard.admit, refused=refused)
             try:
                 submissions[name].module()
             except BaseException:
@@ -244,12 +251,15 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
         if "import" in request:
             load(request["import"])
             continue
-        submission = submissions.get(request.get("module") or setup["module"])
+        module_name = request.get("module") or setup["module"]
+        submission = submissions.get(module_name)
         if submission is None:
-            submission = submissions[request["module"]] = Submission(folder, request["module"], admit=guard.admit)
-        if refused:
+            submission = submissions[module_name] = Submission(folder, module_name, admit=guard.admit,
+                                                               refused=refused)
+        why = refused(module_name)
+        if why:
             answer = {"ok": False, "error": {"type": "SubmissionRefused", "mro": ["SubmissionRefused"],
-                                             "message": refused, "traceback": "", "not_implemented": False}}
+                                             "message": why, "traceback": "", "not_implemented": False}}
         else:
             answer = run_request(request, submission.module, folder, progress=progress, resolve=guard.probe,
                                  own_interrupts=True)

@@ -19,6 +19,13 @@ import pytest
 from grader.sandbox import walkers
 from grader.sandbox.intake import SubmissionRefused, copy_submission, read_submission, survey
 
+
+def _files(folder, *args, **kw) -> dict[str, bytes]:
+    """What a worker imports, with nothing refused alone."""
+    files, refused = read_submission(str(folder), *args, **kw)
+    assert refused == {}, refused
+    return files
+
 KIT = Path(__file__).resolve().parents[2]
 EX01 = "ex01_windows.py"
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="makes POSIX links and FIFOs")
@@ -38,30 +45,44 @@ def _submission(folder: Path) -> Path:
 
 def test_a_plain_submission_gives_its_top_level_py_files(tmp_path, portable):
     sub = _submission(tmp_path / "sub")
-    assert read_submission(str(sub), portable=portable) == {EX01: b"X = 1\n"}
+    assert _files(sub, portable=portable) == {EX01: b"X = 1\n"}
     found = survey(str(sub), portable=portable)
     assert sorted(found.entries) == [("data",), (EX01,)]  # data/ is not walked: nothing there is read
     found = survey(str(sub), descend=lambda parts: parts == ("data",), portable=portable)
     assert sorted(found.entries) == [("data",), ("data", "notes.txt"), (EX01,)]
 
 
-@pytest.mark.parametrize("layout", ["folder_itself", "on_the_path", "linked_module", "relative_module"])
-def test_a_link_on_the_way_or_to_a_module_refuses(tmp_path, portable, layout):
+@pytest.mark.parametrize("layout", ["folder_itself", "on_the_path"])
+def test_a_link_on_the_way_refuses_the_whole_submission(tmp_path, portable, layout):
     sub = _submission(tmp_path / "sub")
-    graded = sub
     if layout == "folder_itself":
         os.symlink(KIT / "solutions", tmp_path / "linked")
         graded = tmp_path / "linked"
-    elif layout == "on_the_path":
+    else:
         os.symlink(tmp_path / "sub", tmp_path / "via")
         graded = tmp_path / "via" / "data"
-    elif layout == "linked_module":
-        os.symlink(KIT / "solutions" / "ex02_nll.py", sub / "ex02_nll.py")
-    else:
-        os.symlink(os.path.relpath(KIT / "solutions" / "ex02_nll.py", sub), sub / "helper.py")
     with pytest.raises(SubmissionRefused, match="is a symbolic link") as info:
         read_submission(str(graded), portable=portable)
     assert info.value.reason == "link" and "提交被拒绝" in info.value.zh
+    refusals = copy_submission(str(graded), str(tmp_path / "copy"), portable=portable)
+    assert "submission refused" in refusals.whole and refusals.of("ex01_windows") == refusals.whole
+    assert os.listdir(tmp_path / "copy") == []
+
+
+@pytest.mark.parametrize("layout", ["linked_module", "relative_module"])
+def test_a_linked_module_is_refused_alone(tmp_path, portable, layout):
+    """As `grade batch` refuses it: never opened, said for that module, the other files read."""
+    sub = _submission(tmp_path / "sub")
+    name = "ex02_nll.py" if layout == "linked_module" else "helper.py"
+    target = KIT / "solutions" / "ex02_nll.py"
+    os.symlink(target if layout == "linked_module" else os.path.relpath(target, sub), sub / name)
+    files, refused = read_submission(str(sub), portable=portable)
+    assert files == {EX01: b"X = 1\n"} and list(refused) == [name] and refused[name].reason == "link"
+    refusals = copy_submission(str(sub), str(tmp_path / "copy"), portable=portable)
+    assert refusals.whole is None and refusals.of("ex01_windows") is None
+    why = refusals.of(name[:-3])
+    assert why.startswith(f"未读取：{name} 是符号链接") and f"not read: {name} is a symbolic link" in why
+    assert sorted(os.listdir(tmp_path / "copy")) == [EX01]
 
 
 @pytest.mark.parametrize("layout", ["relative", "absolute", "proc_cwd", "kit_file", "nested", "venv"])
@@ -84,8 +105,8 @@ def test_a_link_that_is_not_read_is_left_alone(tmp_path, portable, layout):
         os.symlink("/usr/bin/python3", sub / ".venv" / "bin" / "python")
         for i in range(50):
             (sub / ".venv" / f"f{i}").touch()
-    assert read_submission(str(sub), {"max_entries": 10}, portable=portable) == {EX01: b"X = 1\n"}
-    assert copy_submission(str(sub), str(tmp_path / "copy"), portable=portable) is None
+    assert _files(sub, {"max_entries": 10}, portable=portable) == {EX01: b"X = 1\n"}
+    assert copy_submission(str(sub), str(tmp_path / "copy"), portable=portable).files == {}
     assert sorted(os.listdir(tmp_path / "copy")) == [EX01]
 
 
@@ -93,19 +114,20 @@ def test_special_files_and_caps_refuse(tmp_path, portable):
     sub = _submission(tmp_path / "sub")
     os.mkfifo(sub / "data" / "pipe")
     os.mkfifo(sub / "notes")
-    assert read_submission(str(sub), portable=portable) == {EX01: b"X = 1\n"}  # never opened: would block
+    assert _files(sub, portable=portable) == {EX01: b"X = 1\n"}  # never opened: would block
     os.mkfifo(sub / "ex02_nll.py")
-    with pytest.raises(SubmissionRefused, match="ex02_nll.py is a FIFO"):
-        read_submission(str(sub), portable=portable)  # what a worker would import: refused, not opened
+    files, refused = read_submission(str(sub), portable=portable)  # what a worker would import: refused, not opened
+    assert files == {EX01: b"X = 1\n"} and "ex02_nll.py is a FIFO" in refused["ex02_nll.py"].alone
     os.unlink(sub / "ex02_nll.py")
-    with pytest.raises(SubmissionRefused, match="too large"):
-        read_submission(str(sub), {"max_file": 2}, portable=portable)
+    files, refused = read_submission(str(sub), {"max_file": 2}, portable=portable)
+    assert files == {} and "too large (6 bytes, the cap is 2)" in refused[EX01].alone
     (sub / "data" / "big.txt").write_bytes(b"#" * 64)
     (sub / "big.txt").write_bytes(b"#" * 64)
-    assert read_submission(str(sub), {"max_total": 8}, portable=portable) == {EX01: b"X = 1\n"}  # not read
+    assert _files(sub, {"max_total": 8}, portable=portable) == {EX01: b"X = 1\n"}  # not read
     (sub / "two.py").write_text("Y = 2\n", encoding="utf-8")
-    with pytest.raises(SubmissionRefused, match="too large"):
-        read_submission(str(sub), {"max_total": 8}, portable=portable)  # the files read, together
+    files, refused = read_submission(str(sub), {"max_total": 8}, portable=portable)  # the files read, together
+    assert files == {EX01: b"X = 1\n"} and list(refused) == ["two.py"]  # in name order: the first fits
+    assert "takes the submission's files together over the cap (8 bytes)" in refused["two.py"].alone
     with pytest.raises(SubmissionRefused, match="too many entries"):
         read_submission(str(sub), {"max_entries": 2}, portable=portable)
     (sub / "data" / "a" / "b").mkdir(parents=True)
@@ -156,21 +178,25 @@ def test_without_nofollow_and_dir_fd_the_path_walker_is_chosen(tmp_path, monkeyp
     monkeypatch.setattr(os, "supports_fd", set())
     assert isinstance(walkers.walker(), walkers.PathWalk)
     sub = _submission(tmp_path / "sub")
-    assert read_submission(str(sub)) == {EX01: b"X = 1\n"}
+    assert _files(sub) == {EX01: b"X = 1\n"}
     os.symlink(KIT / "solutions", sub / "data" / "reference")
-    assert read_submission(str(sub)) == {EX01: b"X = 1\n"}  # not walked, not followed
+    assert _files(sub) == {EX01: b"X = 1\n"}  # not walked, not followed
     os.symlink(KIT / "solutions" / EX01, sub / "ex02_nll.py")
-    with pytest.raises(SubmissionRefused, match="ex02_nll.py is a symbolic link"):
-        read_submission(str(sub))
+    files, refused = read_submission(str(sub))
+    assert files == {EX01: b"X = 1\n"} and "ex02_nll.py is a symbolic link" in refused["ex02_nll.py"].en
+    os.symlink(KIT / "solutions", tmp_path / "via")
+    with pytest.raises(SubmissionRefused, match="via is a symbolic link"):
+        read_submission(str(tmp_path / "via"))
 
 
 def test_the_private_copy_holds_only_what_was_read(tmp_path, portable):
     sub = _submission(tmp_path / "sub")
-    assert copy_submission(str(sub), str(tmp_path / "copy"), portable=portable) is None
+    refusals = copy_submission(str(sub), str(tmp_path / "copy"), portable=portable)
+    assert refusals.whole is None and refusals.files == {}
     assert sorted(os.listdir(tmp_path / "copy")) == [EX01]
     os.symlink(KIT / "solutions" / EX01, sub / "ex02_nll.py")
-    refusal = copy_submission(str(sub), str(tmp_path / "copy2"), portable=portable)
-    assert refusal and "submission refused" in refusal and os.listdir(tmp_path / "copy2") == []
+    refusals = copy_submission(str(sub), str(tmp_path / "copy2"), portable=portable)
+    assert list(refusals.files) == ["ex02_nll.py"] and os.listdir(tmp_path / "copy2") == [EX01]
 
 
 SURVEY_AS_USER = """

@@ -7,8 +7,9 @@
    it scores with forked workers (exit 1), an endless loop that started a process of its own
    is stopped at the time limit with that process ended too. Every worker ran under the
    same restrictions (each one logs itself).
-   A submission that is a link (to the kit's solutions/, through /proc/self/cwd) or imports
-   one (a `*.py` linked, relatively or not, or a FIFO) is refused in spawn mode, its workers also without `O_NOFOLLOW`,
+   A submission that is a link (to the kit's solutions/, through /proc/self/cwd) is refused
+   whole, and one that imports a link (a `*.py` linked, relatively or not, or a FIFO) has that
+   file refused alone, said at its import, in spawn mode, its workers also without `O_NOFOLLOW`,
    `O_DIRECTORY` and `dir_fd` (as on Windows: `grader.sandbox.intake`'s path walker copies
    the submission into the worker's private folder, and only the copy is imported).
 2. In both modes: the reference at full marks and the known mistakes (written into the
@@ -149,8 +150,9 @@ def test_the_command_line_grades_where_posix_calls_are_missing(tmp_path):
 
 @pytest.mark.parametrize("layout", ["folder_link", "module_link", "relative_file", "proc_cwd", "module_fifo"])
 def test_a_linked_submission_is_refused_in_spawn_mode_without_posix_calls(tmp_path, layout):
-    """The kit's solutions/ reached through a link is never graded as the student's: refused,
-    0, the reason said, by workers that have neither O_NOFOLLOW nor dir_fd."""
+    """The kit's solutions/ reached through a link is never graded as the student's: refused
+    (the folder whole, a file alone), 0, the reason said, by workers that have neither
+    O_NOFOLLOW nor dir_fd."""
     student = tmp_path / "student"
     student.mkdir()
     folder = student
@@ -160,8 +162,8 @@ def test_a_linked_submission_is_refused_in_spawn_mode_without_posix_calls(tmp_pa
         folder = student / "exercises"  # the folder graded is itself the link
     elif layout == "relative_file":
         os.symlink(os.path.relpath(KIT / "solutions" / "ex01_windows.py", student), student / "ex01_windows.py")
-    else:  # a module the worker would import: a link to the reference, or a FIFO
-        shutil.copy(KIT / "exercises" / "ex01_windows.py", student)
+    else:  # a module the exercise imports: a link to the reference, or a FIFO (not read, and said)
+        (student / "ex01_windows.py").write_text("from windows_helper import *\n", encoding="utf-8")
         if layout == "module_link":
             os.symlink(KIT / "solutions" / "ex01_windows.py", student / "windows_helper.py")
         else:
@@ -175,7 +177,9 @@ def test_a_linked_submission_is_refused_in_spawn_mode_without_posix_calls(tmp_pa
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["score"] == 0 < report["max_score"], report
     told = " ".join(c["message"] for e in report["exercises"] for c in e["checks"])
-    assert "submission refused" in told and ("FIFO" if layout == "module_fifo" else "symbolic link") in told, told
+    whole = layout in ("folder_link", "proc_cwd")
+    assert ("submission refused" if whole else "not read: ") in told, told
+    assert ("FIFO" if layout == "module_fifo" else "symbolic link") in told, told
     workers = [line.split()[1:] for line in log.read_text(encoding="utf-8").splitlines()]
     assert ["-c", "no-nofollow"] in workers, workers  # the portable walker did the reading
 

@@ -3,8 +3,9 @@
 Every attack goes through the real command line (`grade batch`, `grade <ex> --submission`),
 as root here; the PID-namespace attack also as an ordinary user (uid 61999 in a private mount
 namespace that makes the interpreter reachable). Each one must earn nothing: the linked
-folders and files (and a `*.py` that is a link or a FIFO) score 0 with "submission refused"
-(a correct answer beside links and FIFOs it never reads keeps full marks), the patched or walked observers score
+folders score 0 with "submission refused", a `*.py` that is a link or a FIFO is not read and
+its exercise scores 0 saying so (a correct answer beside links and FIFOs it never reads, its
+own exercise's file included, keeps full marks), the patched or walked observers score
 0 with "observers were changed", and every flagged file carries the review mark in the text
 report, results.json, grades.csv and the CI formats.
 """
@@ -64,10 +65,11 @@ def test_linked_folders_and_files_score_zero_in_batch(tmp_path):
     assert rows.get("wholelink", {"ex01": "0"})["ex01"] == "0"
 
 
-@pytest.mark.parametrize("layout", ["folder_link", "cwd_link", "module_link", "module_fifo"])
+@pytest.mark.parametrize("layout", ["folder_link", "cwd_link", "module_link", "module_fifo", "helper_link"])
 def test_submission_linked_or_importing_a_link_is_refused(tmp_path, layout):
-    """`grade ex01 --submission`: the folder a link, or a `*.py` the worker would import a link or
-    a FIFO: the whole folder is refused, nothing opened."""
+    """`grade ex01 --submission`: the folder a link refuses it whole; ex01's own file a link or a
+    FIFO refuses that file, never opened; a helper module that is a link to the reference is
+    not read, and ex01's import of it says why."""
     student = tmp_path / "student"
     student.mkdir()
     if layout == "folder_link":
@@ -76,23 +78,31 @@ def test_submission_linked_or_importing_a_link_is_refused(tmp_path, layout):
     elif layout == "cwd_link":
         os.symlink("/proc/self/cwd/solutions", student / "exercises")
         folder = student / "exercises"
+    elif layout == "helper_link":
+        folder = student
+        _write(folder, "ex01_windows.py", "from windows_helper import *\n")
+        os.symlink(KIT / "solutions" / "ex01_windows.py", folder / "windows_helper.py")
     else:
         folder = student
-        shutil.copy(KIT / "exercises" / "ex01_windows.py", folder / "ex01_windows.py")
         if layout == "module_link":
-            os.symlink(KIT / "solutions" / "ex01_windows.py", folder / "windows_helper.py")
+            os.symlink(KIT / "solutions" / "ex01_windows.py", folder / "ex01_windows.py")
         else:
-            os.mkfifo(folder / "windows_helper.py")
+            os.mkfifo(folder / "ex01_windows.py")
     run = _grade("ex01", "--submission", str(folder))
     assert run.returncode == 1
     assert " 0/" in run.stdout.splitlines()[0]
-    assert "submission refused" in run.stdout
+    told = {"folder_link": "submission refused", "cwd_link": "submission refused",
+            "helper_link": "No module named 'windows_helper' (not read: windows_helper.py is a symbolic link"}
+    said = told.get(layout, "not read: ex01_windows.py is a ")
+    assert run.stdout.count(said) == 1, run.stdout[-3000:]  # once, then the checks it stopped in one line
+    assert "check(s) could not run" in run.stdout
     assert ("FIFO" if layout == "module_fifo" else "symbolic link") in run.stdout
 
 
 def test_links_and_fifos_beside_the_work_are_left_alone(tmp_path):
-    """A correct ex01 beside `data -> …`, a FIFO, a link deep inside and a virtual environment:
-    none followed or opened, full marks."""
+    """A correct ex01 beside `data -> …`, a FIFO, a link deep inside, a virtual environment, and
+    other exercises' files that are a link to the reference, a FIFO and over the size cap (refused
+    alone, as `grade batch` refuses them): none followed or opened, full marks."""
     student = tmp_path / "student"
     (student / "data" / "more").mkdir(parents=True)
     shutil.copy(KIT / "solutions" / "ex01_windows.py", student / "ex01_windows.py")
@@ -102,6 +112,10 @@ def test_links_and_fifos_beside_the_work_are_left_alone(tmp_path):
     os.mkfifo(student / "data" / "more" / "pipe")
     (student / ".venv" / "bin").mkdir(parents=True)
     os.symlink(sys.executable, student / ".venv" / "bin" / "python")
+    os.symlink(KIT / "solutions" / "ex02_nll.py", student / "ex02_nll.py")
+    os.mkfifo(student / "ex03_param_budget.py")
+    with open(student / "ex04_parallel_vs_generate.py", "wb") as big:
+        big.truncate(5 * 1024 * 1024)  # sparse: over the 4 MiB cap, never read
     run = _grade("ex01", "--submission", str(student), timeout=300)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert " 10/10" in run.stdout.splitlines()[0] and "refused" not in run.stdout
@@ -114,20 +128,6 @@ def test_linked_submission_scores_zero_with_grade_all_from_the_kit(tmp_path):
     run = _grade("ex01", "--submission", str(student / "exercises"))
     assert run.returncode == 1
     assert " 0/" in run.stdout.splitlines()[0] and "submission refused" in run.stdout
-
-
-def test_intake_refuses_links_specials_and_size(tmp_path):
-    from grader.sandbox.intake import SubmissionRefused, read_submission
-
-    (tmp_path / "ok").mkdir()
-    (tmp_path / "ok" / "ex01_windows.py").write_text("X = 1\n")
-    assert read_submission(str(tmp_path / "ok")) == {"ex01_windows.py": b"X = 1\n"}
-    os.symlink(tmp_path / "ok", tmp_path / "via")
-    with pytest.raises(SubmissionRefused, match="via is a symbolic link"):
-        read_submission(str(tmp_path / "via"))  # a link on the way counts too
-    (tmp_path / "ok" / "big.py").write_bytes(b"#" * 2048)
-    with pytest.raises(SubmissionRefused, match="too large"):
-        read_submission(str(tmp_path / "ok"), {"max_file": 1024})
 
 
 # --------------------------------------------------------------------------- point 2: observers
