@@ -54,7 +54,7 @@ def test_a_plain_submission_gives_its_top_level_py_files(tmp_path, portable):
 
 @pytest.mark.parametrize("layout", ["folder_itself", "on_the_path"])
 def test_a_link_on_the_way_refuses_the_whole_submission(tmp_path, portable, layout):
-    sub = _submission(tmp_path / "sub")
+    _submission(tmp_path / "sub")
     if layout == "folder_itself":
         os.symlink(KIT / "solutions", tmp_path / "linked")
         graded = tmp_path / "linked"
