@@ -36,13 +36,12 @@ from grader.cohort.gradebook import (
     OutError,
     ResultsMissing,
     assemble,
-    cohort_text,
     grades_csv,
-    held_cohort,
     hold_out,
     load_done,
     merge_gradebooks,
     roster_digest,
+    sealed_out,
     write_gradebook,
 )
 from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
@@ -119,12 +118,13 @@ def _folders_in(root: Path) -> list[Path]:
 
 
 def _gradebook_of(out: Path, root: Path) -> bool:
-    """Whether a folder of DIR is this cohort's OUT from an earlier run, not a student's folder
-    dressed as one: its cohort file names DIR, and it holds no exercise file or notebook where a
-    submission's are read (a student's `cohort.json` alone does not make their folder OUT)."""
+    """Whether a folder of DIR is this cohort's OUT from another run, not a student's folder
+    dressed as one: its cohort file names DIR with the seal only a run of this user's makes
+    (grader.cohort.seal), and it holds no exercise file or notebook where a submission's are
+    read (a student's `cohort.json` and lock file do not make their folder OUT: it keeps its row)."""
     from grader.cohort.students import holds_exercise_files
 
-    return held_cohort(out) == cohort_text(root) and not holds_exercise_files(out)
+    return sealed_out(out, root) and not holds_exercise_files(out)
 
 
 def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tuple[int, int] = (1, 1),

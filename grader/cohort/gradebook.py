@@ -27,6 +27,7 @@ import io
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 
 from grader.cohort.layout import COHORT_FILE, LOCK_NAME
@@ -107,35 +108,62 @@ def cohort_text(cohort: Path) -> str:
 
 
 def held_cohort(out: Path) -> str | None:
-    """The cohort OUT's cohort file names, or None (no file, or not one the batch wrote).
+    """The cohort OUT's cohort file names, or None (no file, or not one the batch wrote)."""
+    held = _cohort_file(out).get("cohort")
+    return held if isinstance(held, str) else None
 
-    Also asked of a student's folder (is it another run's OUT?): a link, a FIFO or a file
+
+def sealed_out(out: Path, cohort: Path) -> bool:
+    """Whether folder `out` is a gradebook a batch (or a merge) of `cohort` wrote: its cohort file
+    names the cohort and holds the seal only such a run makes (grader.cohort.seal). A student's
+    folder holding a `cohort.json` of its own is not."""
+    from grader.cohort.seal import holds_seal
+
+    found, mine = _cohort_file(out), cohort_text(cohort)
+    return found.get("cohort") == mine and holds_seal(out, mine, found.get("seal"))
+
+
+def _cohort_file(out: Path) -> dict:
+    """OUT's cohort file as a dict ({} when it is missing or not one a batch wrote).
+
+    Also read in a student's folder (is it another run's OUT?): a link, a FIFO or a file
     larger than a batch writes is not opened or read whole.
     """
     try:
         fd = os.open(Path(out) / COHORT_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return None
+        return {}
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        held = json.loads(os.read(fd, 65536).decode("utf-8")).get("cohort")
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return None
+            return {}
+        found = json.loads(os.read(fd, 65536).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return {}
     finally:
         os.close(fd)
-    return held if isinstance(held, str) else None
+    return found if isinstance(found, dict) else {}
 
 
 def _claim(out: Path, cohort: Path) -> None:
-    """OUT holds one cohort: the first batch writes which, a batch of another is refused."""
+    """OUT holds one cohort: the first batch writes which, with OUT's seal (grader.cohort.seal);
+    a batch of another is refused. An OUT of this cohort whose seal does not hold (written
+    before seals, or moved) is sealed again."""
+    from grader.cohort.seal import holds_seal, out_seal
+
     path = out / COHORT_FILE
-    mine, held = cohort_text(cohort), held_cohort(out)
+    mine, found = cohort_text(cohort), _cohort_file(out)
+    held = found.get("cohort") if isinstance(found.get("cohort"), str) else None
     if held is not None and held != mine:
         raise OutError(f"--out {out}: 已保存另一批提交的成绩（{held}）/ holds the grades of another cohort "
                        f"({held}); choose another --out or remove it")
-    if held is None:
-        atomic_write(path, json.dumps({"cohort": mine}, ensure_ascii=False) + "\n")
+    if held is None or not holds_seal(out, mine, found.get("seal")):
+        claim = {"cohort": mine}
+        try:
+            claim["seal"] = out_seal(out, mine)
+        except OSError as err:  # a cache another user made: graded all the same, OUT unsealed
+            print(f"--out {out}: 未封印（{err.strerror or err}）/ not sealed ({err.strerror or err}): inside DIR, a later "
+                  f"batch of this cohort will take it for a student's folder", file=sys.stderr, flush=True)
+        atomic_write(path, json.dumps(claim, ensure_ascii=False) + "\n")
 
 
 # --------------------------------------------------------------------------- state

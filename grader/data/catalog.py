@@ -19,6 +19,10 @@ from grader.model.paths import kit_file
 ENV_VAR = "GPT_COURSE_DATA"
 URL_ENV_VAR = "GPT_COURSE_DATA_URL"  # download from this address instead of the catalog's
 CACHE_SUBDIR = "gpt-course"
+# Folders of the cache that are the grader's alone, hidden from every worker by the fence: the
+# reference answers computed ahead (grader.judge.references) and the key that seals a batch's
+# OUT (grader.cohort.seal).
+PRIVATE_FOLDERS = ("answers", "keys")
 _CATALOG_KEYS = ("name", "file", "url", "sha256", "size", "description")
 
 

@@ -40,11 +40,13 @@ def data_folders(course: Course | None) -> list[str]:
 
 
 def fence_options(course: Course | None, *, hide=(), grants=()) -> dict:
-    """What the fence is told by the judge: the data it grants, the answer cache it hides."""
+    """What the fence is told by the judge: the data it grants, the cache's private folders it
+    hides (the answers computed ahead, the key that seals a batch's OUT)."""
+    from grader.data.catalog import PRIVATE_FOLDERS
     from grader.data.datasets import default_cache_dir
 
     return {"grants": data_folders(course) + [str(g) for g in grants],
-            "hide": [str(default_cache_dir() / "answers")] + [str(h) for h in hide]}
+            "hide": [str(default_cache_dir() / name) for name in PRIVATE_FOLDERS] + [str(h) for h in hide]}
 
 
 def start_zygote(course: Course | None = None, *, hide=(), grants=(), huge_pages: bool = False):

@@ -21,6 +21,7 @@ import json
 import os
 import socket
 import stat
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -324,6 +325,20 @@ def test_out_is_checked_before_grading(course, tmp_path):
     run = batch(course, folder, tmp_path / "another")  # that OUT in DIR is no student of a run elsewhere
     assert run.returncode == 0 and "another grade batch's OUT" in run.stderr and "_out" in run.stderr, run.stderr
     assert list(json.loads((tmp_path / "another" / "results.json").read_text(encoding="utf-8"))["students"]) == ["s"]
+    # a student who hands in OUT's two files (a cohort file naming DIR, a forged seal) and no
+    # exercise, and a copy of the real OUT (its seal is for where it was): folders, each a row
+    (folder / "t").mkdir()
+    (folder / "t" / "cohort.json").write_text(json.dumps({"cohort": str(folder.resolve()), "seal": "0" * 64}),
+                                              encoding="utf-8")
+    (folder / "t" / ".grade-batch.lock").write_text("", encoding="utf-8")
+    shutil.copytree(folder / "_out", folder / "u")
+    run = batch(course, folder, tmp_path / "third")
+    assert run.returncode == 0 and "not a student, not graded: _out\n" in run.stderr, run.stderr  # _out alone
+    rows = json.loads((tmp_path / "third" / "results.json").read_text(encoding="utf-8"))["students"]
+    assert sorted(rows) == ["s", "t", "u"], sorted(rows)
+    assert rows["t"]["score"] == 0 and "没有练习文件" in rows["t"]["note"], rows["t"]
+    shutil.rmtree(folder / "t")
+    shutil.rmtree(folder / "u")
     # a student's folder dressed as OUT: a cohort file of its own, even one naming DIR
     (folder / "s" / "cohort.json").write_text(json.dumps({"cohort": str(folder.resolve())}), encoding="utf-8")
     run = batch(course, folder, folder / "s")
