@@ -2,9 +2,10 @@
 
 The seal holds for the OUT and cohort it was made for, and for nothing else (another path, a
 copy, another cohort, a forged value, another user's key); the key is made once, 0600 in a
-0700 folder, and where it cannot be made the batch goes on and says OUT is unsealed. As an ordinary user (uid 61996, whose workers run as that same uid in their own
-namespaces), a submission that opens the key file at import finds nothing there: the fence
-hides the cache's private folders.
+0700 folder, and where it cannot be made the batch goes on and says OUT is unsealed. As an
+ordinary user (uid 61996, whose workers run as that same uid in their own namespaces), a
+submission that opens the key file at import finds nothing there: the fence hides the cache's
+private folders.
 """
 
 from __future__ import annotations
