@@ -116,8 +116,11 @@ def student_error_finding(obs: Observation, label: str) -> Finding:
     if err.get("import_error"):
         # An import of a file the worker did not read (a link, a FIFO): why, in each language.
         zh_why, _, en_why = str(err.get("not_read") or "").partition(" / ")
-        return Finding("import_error", label, zh=say("import_prefix", "zh") + message + (f"（{zh_why}）" if zh_why else ""),
-                       en=say("import_prefix", "en") + message + (f" ({en_why or zh_why})" if zh_why else ""),
+        zh_more, en_more = (f"（{zh_why}）", f" ({en_why or zh_why})") if zh_why else ("", "")
+        if kind_name == "SyntaxError" and _not_utf8(str(err.get("message", ""))):
+            zh_more, en_more = "\n" + say("not_utf8", "zh"), "\n" + say("not_utf8", "en")
+        return Finding("import_error", label, zh=say("import_prefix", "zh") + message + zh_more,
+                       en=say("import_prefix", "en") + message + en_more,
                        traceback=err.get("traceback", ""), output=obs.output)
     zh, en = f"你的代码抛出了异常 {message}", f"your code raised {message}"
     frames = err.get("own_frames")
@@ -126,3 +129,12 @@ def student_error_finding(obs: Observation, label: str) -> Finding:
         en += f" ({frames:,} calls deep in your code: does the recursion reach its base case? The first and last calls:)"
     return Finding("error", label, got=f"raised {kind_name}", zh=zh, en=en, traceback=err.get("traceback", ""),
                    output=obs.output)
+
+
+def _not_utf8(message: str) -> bool:
+    """Python's words for a source file that is not UTF-8 (saved as GBK by an editor on Windows).
+
+    >>> _not_utf8("(unicode error) 'utf-8' codec can't decode byte 0xc1 in position 0: invalid start byte")
+    True
+    """
+    return "Non-UTF-8 code" in message or ("'utf-8' codec can't decode" in message)

@@ -46,7 +46,7 @@ def import_block(failed: list[CheckResult], file: str, lang: str, style, line_wi
         lines = [f"  {mark} {f.en if lang == 'en' else f.zh}"]
     else:
         reason = (f.en if lang == "en" else f.zh).removeprefix(say("import_prefix", lang))
-        lines = [f"  {mark} {say('import_failed', lang, file=file)}", INDENT + reason]
+        lines = [f"  {mark} {say('import_failed', lang, file=file)}", *(INDENT + line for line in reason.splitlines())]
     lines.extend(INDENT + line for line in f.traceback.splitlines())
     lines.extend(output_lines(f.output, lang))
     names = ", ".join(c.title(lang) for c in failed)

@@ -57,3 +57,22 @@ def test_a_file_that_does_not_import_is_one_block_and_one_line():
     text = "\n".join(lines)
     assert text.count("SyntaxError") == 1 and "windows = [" in text
     assert lines[-1].startswith("  ✗ 8 check(s) could not run") and len(lines) == 6
+
+
+def test_a_file_not_in_utf8_says_how_to_save_it_again():
+    """A file an editor saved as GBK: Python's words, then how to save it as UTF-8, indented as one block."""
+    from grader.judge.student_errors import student_error_finding
+    from grader.model.calls import Observation
+
+    obs = Observation.from_answer({"ok": False, "error": {
+        "type": "SyntaxError", "mro": ["SyntaxError"], "import_error": True, "traceback": "",
+        "message": "(unicode error) 'utf-8' codec can't decode byte 0xc1 in position 0: invalid start byte"}})
+    finding = student_error_finding(obs, "shift_pairs(…)")
+    checks = [CheckResult("ex01", "test_a", Text(zh="检查", en="check"), 1, False, finding=finding)]
+    for lang, words in (("en", "Save it again as UTF-8"), ("zh", "请用 UTF-8 重新保存")):
+        lines = import_block(import_failure(checks), "ex01_windows.py", lang, plain)
+        assert lines[1].startswith("      SyntaxError: (unicode error)") and lines[2].startswith("      ")
+        assert words in lines[2], lines
+    plain_error = student_error_finding(Observation.from_answer({"ok": False, "error": {
+        "type": "SyntaxError", "mro": ["SyntaxError"], "import_error": True, "message": "invalid syntax"}}), "f")
+    assert "UTF-8" not in plain_error.en  # any other syntax error: no word about encodings
