@@ -142,8 +142,9 @@ def hidden_view(expected: Observation | None, got: Observation) -> dict:
 def hidden_view_of(view, finding) -> dict | None:
     """The student's view of a failed hidden check, from the last call it made (the one that
     failed); None for a finding that is not about a call's answer (a custom check's own words,
-    the data, the grader): the report then says only that it failed."""
-    if finding.kind in ("custom", "data", "grader_error") or view is None or not getattr(view, "seen", None):
+    the data, the grader, a file or name that is not there): the report then says only that it
+    failed, or the judge's own words."""
+    if finding.kind in ("custom", "data", "grader_error", "missing") or view is None or not getattr(view, "seen", None):
         return None
     last = getattr(view, "failing", None) or view.seen[-1]  # the check went on past the failed call
     return hidden_view(last.expected, last.got)

@@ -108,7 +108,7 @@ def student_error_finding(obs: Observation, label: str) -> Finding:
         return Finding("refused", label, zh=zh, en=en or zh)
     if kind_name == "MissingSubmissionFile":
         name = err.get("message", "")
-        return Finding("missing", label, zh=f"{name} 不在提交目录中", en=f"{name} is not in the submission folder")
+        return Finding("missing", label, zh=say("file_missing", "zh", name=name), en=say("file_missing", "en", name=name))
     if kind_name == "MissingName":
         name = err.get("name") or "?"
         return Finding("missing", label, zh=f"文件里没有定义 {name}", en=f"{name} is not defined in the file")

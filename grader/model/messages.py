@@ -13,6 +13,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "not_implemented": {"zh": "未完成", "en": "not implemented yet"},
     "not_implemented_line": {"zh": "未完成 / not implemented yet：在 {file} 里实现后再运行 `grade {id}`",
                              "en": "not implemented yet: fill in {file}, then run `grade {id}`"},
+    "file_missing": {"zh": "{name} 不在提交目录中", "en": "{name} is not in the submission folder"},
+    "file_missing_line": {"zh": "找不到 {file}（删掉或改名了？）：把它放回原处后再运行 `grade {id}`；"
+                                "原始的练习文件可以用 `grade init 新文件夹` 重新生成一份",
+                          "en": "{file} is not there (deleted or renamed?): put it back, then run `grade {id}`; "
+                                "`grade init NEW_FOLDER` writes a fresh copy of every exercise file"},
     "expected": {"zh": "期望", "en": "expected"},
     "got": {"zh": "得到", "en": "got"},
     "diagnosis": {"zh": "诊断", "en": "diagnosis"},

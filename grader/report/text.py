@@ -55,7 +55,10 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
 
             lines.append("  ⚑ " + reasons_text(result.review, lang, limit=6))
         if result.status == "not_implemented":
-            lines.append("  " + say("not_implemented_line", lang, file=f"exercises/{ex.file}", id=ex.id))
+            gone = say("file_missing", "en", name=ex.file)  # every check: the file itself is not there
+            key = "file_missing_line" if all(c.finding.en == gone for c in result.checks if not c.manual) \
+                else "not_implemented_line"
+            lines.append("  " + say(key, lang, file=f"exercises/{ex.file}", id=ex.id))
             continue
         from grader.report.failure import import_block, import_failure
 

@@ -35,6 +35,20 @@ def test_stub_fails_cleanly_in_one_line(grade_exe, root, tmp_path):
     assert len([l for l in run.stdout.splitlines() if "not implemented" in l]) == 1
 
 
+def test_a_deleted_exercise_file_says_it_is_gone_not_unfinished(grade_exe, root, tmp_path):
+    """Deleted or renamed, hidden checks included: one line naming the file and how to get it back."""
+    shutil.copytree(root / "exercises", tmp_path / "exercises")
+    (tmp_path / "exercises" / "ex03_param_budget.py").unlink()
+    run = grade(grade_exe, "--lang", "en", "ex03", cwd=tmp_path)
+    assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[1].strip().startswith("exercises/ex03_param_budget.py is not there (deleted or renamed?)"), lines
+    assert "grade init" in lines[1] and "not implemented" not in run.stdout and len(lines) == 3
+    report = json.loads(grade(grade_exe, "ex03", "--format", "json", cwd=tmp_path).stdout)
+    told = {c["message"].rpartition("; ")[2] for c in report["exercises"][0]["checks"]}
+    assert told == {"ex03_param_budget.py 不在提交目录中"}, told  # hidden checks too: never "your code raised"
+
+
 def test_usage_errors_exit_2(grade_exe, root, tmp_path):
     unknown = grade(grade_exe, "ex99", cwd=tmp_path)
     assert unknown.returncode == 2 and "ex99" in unknown.stderr
