@@ -13,6 +13,7 @@ platform; `enter` applies every layer it can and reports which held (the README'
 | file system                   | new mount namespace: everything read-only (mount_setattr, recursive), a fresh size-capped tmpfs on /tmp, /var/tmp, /dev/shm; solutions/, grader/checks/, grader/mistakes/, tests/, .git and the caller's `hide` list covered by empty read-only tmpfs | the same inside the user namespace when it is available |
 | the submission                | copied (its *.py files) into the worker's private /tmp, read-only to the student; the original folder is hidden when the caller lists it | the same when the mount namespace is available |
 | user                          | setgroups([]), setgid/setuid to a dedicated unprivileged uid (`uid`, default 65534); NO_NEW_PRIVS | capabilities of the user namespace dropped; same uid as the grader |
+| keyrings                      | a new session keyring per worker; the leased uid's user, user-session and persistent keyrings cleared (`keyrings`) | a new session keyring (the user namespace's own user keyrings) |
 | processes                     | RLIMIT_NPROC (`nproc`) counted for that uid (as a user: in the worker's own user namespace, Linux 5.14+); the worker is a process-group leader the judge kills with killpg; `sweep_uid` kills every process left with that uid (daemons that escaped with setsid) | killpg only (RLIMIT_NPROC would count every process of the user) |
 | parent death, memory running out | PR_SET_PDEATHSIG(SIGKILL): the worker dies with the zygote; oom_score_adj 1000: the OOM killer's first choice (both) |
 
@@ -31,6 +32,7 @@ import sys
 from pathlib import Path
 from grader.model.paths import KIT_ROOT, PACKAGE_DIR
 import grader.sandbox.intake as intake
+import grader.sandbox.keyrings as keyrings
 import grader.sandbox.pidns as pidns
 import grader.sandbox.slotgroups as slotgroups
 from grader.sandbox.limits import FILE_SIZE_CAP, nproc_counts_per_user_namespace, prefer_for_oom_killer
@@ -433,6 +435,7 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
                 report["user"] = f"same user ({err})"
         elif not privileged:
             report["user"] = "same user"
+    report["keyrings"] = keyrings.start_fresh(clear_user=dropped)  # (a leased uid's, never the user's own)
     try:
         _call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     except OSError:

@@ -130,3 +130,41 @@ def test_no_student_reads_another_batchs_out(course):
         assert (scratch / "out a").stat().st_mode & 0o077 == 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+# A key added to the kernel's keyrings without ctypes (a perl subprocess: add_key is syscall 248,
+# request_key 249 on x86_64), in the user keyring (-4) and in the session keyring (-3), which
+# every worker inherited from the zygote.
+KEY_WRITER = '''
+import subprocess
+for keyring in (-4, -3):
+    _added = subprocess.run(["perl", "-e", 'my ($t, $n, $d) = ("user", "grade-isolation", "hello"); '
+                             'print syscall(248, $t, $n, $d, 5, ' + str(keyring) + ')'], capture_output=True, text=True)
+    if int(_added.stdout.strip() or -1) < 0:
+        raise RuntimeError("add_key failed: " + _added.stdout + _added.stderr)
+'''
+KEY_READER = '''
+import subprocess
+_found = subprocess.run(["perl", "-e", 'my ($t, $n) = ("user", "grade-isolation"); print syscall(249, $t, $n, 0, 0)'],
+                        capture_output=True, text=True).stdout.strip()
+if _found and int(_found) >= 0:
+    raise RuntimeError("a key another worker added: " + _found)
+'''
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/bin/perl") or os.uname().machine != "x86_64",
+                    reason="adds keys through perl's syscall, with x86_64's numbers")
+def test_a_key_in_the_kernels_keyrings_reaches_no_other_worker(course, tmp_path):
+    """One judge (-j 1): the writer's ex01 adds the key, its ex02 and the next student's ex01 and
+    ex02 (under the same leased uid, as root) look for it: none finds it, all keep full marks."""
+    solutions = {name: (KIT / "solutions" / name).read_text(encoding="utf-8") for name in (EX01, EX02)}
+    for student, first in (("a_writer", KEY_WRITER), ("b_reader", KEY_READER)):
+        (tmp_path / "cohort" / student).mkdir(parents=True)
+        (tmp_path / "cohort" / student / EX01).write_text(first + solutions[EX01], encoding="utf-8")
+        (tmp_path / "cohort" / student / EX02).write_text(KEY_READER + solutions[EX02], encoding="utf-8")
+    run = batch(course, tmp_path / "cohort", tmp_path / "out", "-j", "1")
+    assert run.returncode == 0, run.stderr[-2000:]
+    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    for name, student in book["students"].items():
+        assert student["score"] == student["max_score"] > 0, (name, [c["message"] for e in student["exercises"]
+                                                                    for c in e["checks"] if not c["passed"]])
