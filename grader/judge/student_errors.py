@@ -43,12 +43,14 @@ def grader_made(obs: Observation) -> bool:
 
 
 def _seconds(text: str) -> str:
-    """`"1.28297 s"` -> `"1.3 s"`: a limit as people read it."""
+    """`"1.28297 s"` -> `"1.3 s"`, `"0.00431 s"` -> `"0.0043 s"`: a limit as people read it."""
     number, _, unit = text.partition(" ")
     try:
         value = float(number)
     except ValueError:
         return text
+    if 0 < value < 0.95:  # what was left of a limit: "0.004 s", never a bare "0 s"
+        return f"{value:.2g} {unit or 's'}"
     return f"{value:.1f}".removesuffix(".0") + f" {unit or 's'}"
 
 
@@ -68,10 +70,15 @@ def _timeout(err: dict, label: str, output: str) -> Finding:
         function = label.partition("(")[0] or "this function"
         return Finding("not_run", label, zh=f"没有再运行：{function} 在上面已经超时过一次（可能是死循环）",
                        en=f"not run again: {function} ran past its time limit above (an endless loop?)")
-    zh = f"超时：运行超过 {limit} 仍没有结束，已被终止；可能是死循环"
-    en = f"timed out: still running after {limit}, stopped; it may be an endless loop"
-    if note_zh:
-        zh, en = zh + f"（{note_zh}）", en + f" ({note_en or note_zh})"
+    if err.get("unstarted"):  # a budget used up before this call: nothing ran
+        return Finding("not_run", label, zh=f"没有运行：{note_zh or '时间预算已用完'}",
+                       en=f"not run: {note_en or note_zh or 'the time budget is used up'}")
+    if note_zh:  # only what was left of a limit or a budget: not necessarily an endless loop
+        zh = f"超时：运行超过 {limit}（{note_zh}）仍没有结束，已被终止"
+        en = f"timed out: still running after {limit} ({note_en or note_zh}), stopped"
+    else:
+        zh = f"超时：运行超过 {limit} 仍没有结束，已被终止；可能是死循环"
+        en = f"timed out: still running after {limit}, stopped; it may be an endless loop"
     return Finding("timeout", label, zh=zh, en=en, traceback=where, output=output)
 
 

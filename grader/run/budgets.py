@@ -11,8 +11,9 @@ import of the exercise file included):
 - a submission may spend `[limits] submission_budget` over all its exercises.
 
 Every call gets the least of what is left on the three. A call past its limit is killed (the
-worker's process group), and a student function that once ran past its limit is not waited
-for again in that exercise: the checks that need it fail at once, saying so. Once a budget
+worker's process group), and a student function that once ran past a check's whole limit is
+not waited for again in that exercise: the checks that need it fail at once, saying so (one
+that had only what was left of a limit or a budget is not marked). Once a budget
 is spent, the checks not yet done fail at once; the checks done keep their points.
 
     >>> clocks = SubmissionClock(course)
@@ -50,9 +51,13 @@ def function_of(a_call: Call) -> str:
     return f"probe {a_call.probe}"
 
 
-def _timeout(message: str) -> Observation:
-    return Observation(ok=False, error={"type": "Timeout", "mro": ["Timeout"], "message": message,
-                                        "traceback": "", "not_implemented": False})
+def _timeout(message: str, *, started: bool = True) -> Observation:
+    """A time-out as the judge says it; `started=False`: the call was never made (a function
+    that ran past its limit before, a budget used up), so nothing ran for the student to stop."""
+    error = {"type": "Timeout", "mro": ["Timeout"], "message": message, "traceback": "", "not_implemented": False}
+    if not started:
+        error["unstarted"] = True  # the judge's own mark (a worker's answers never carry it: calls.Observation)
+    return Observation(ok=False, error=error)
 
 
 class _Clock:
@@ -102,11 +107,11 @@ class CheckSubject:
         if function in self.exercise.timed_out:
             limit = self.exercise.timed_out[function]
             return _timeout(f"{limit:.3g} s（本练习中已超时一次，不再等待 / ran past its limit earlier in this "
-                            f"exercise, not waited for again）")
+                            f"exercise, not waited for again）", started=False)
         clocks = [self.check, self.exercise, self.submission.clock]
         binding = min(clocks, key=lambda c: c.left)
         if binding.spent():
-            return _timeout(f"{binding.total:g} s（{binding.zh}已用完 / {binding.en} is used up）")
+            return _timeout(f"{binding.total:g} s（{binding.zh}已用完 / {binding.en} is used up）", started=False)
         limit = binding.left
         started = time.monotonic()
         try:
@@ -116,10 +121,16 @@ class CheckSubject:
             for clock in clocks:
                 clock.left -= elapsed
         if not observation.ok and observation.error_type == "Timeout":
-            if not observation.error.get("import_error"):  # (a file that never finished importing is said once)
+            # Not waited for again only when it ran past the check's whole limit: a call that had
+            # only what an earlier call of the check left (or what was left of a budget) gets
+            # the full limit again in the next check.
+            if not observation.error.get("import_error") and limit >= self.check.total:
                 self.exercise.timed_out[function] = limit
             if binding is not self.check:  # what was left of a budget: said, never a bare "0 s"
                 observation.error["message"] = f"{limit:.3g} s（{binding.zh}已用完 / {binding.en} is used up）"
+            elif limit < self.check.total:  # what the check's earlier calls left of its limit
+                observation.error["message"] = (f"{limit:.3g} s（本项检查 {self.check.total:g} s 的时限只剩这么多 / "
+                                                 f"what was left of the check's {self.check.total:g} s limit）")
         return observation
 
     def close(self) -> None:

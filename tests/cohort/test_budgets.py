@@ -58,6 +58,25 @@ def test_an_endless_function_is_waited_for_once(tmp_path):
     assert seconds < 2 * 2 + 25, seconds  # the loop cost its limit about once, not once per check
 
 
+def test_a_slow_function_that_had_only_what_was_left_is_waited_for_again(tmp_path):
+    """1.2 s a call against a 2 s check limit: a check's second call, with 0.8 s left, times out
+    saying so (not "an endless loop?"), and the next check still calls the function."""
+    course = _course(tmp_path, timeout=2, budget=60)
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    slow = SOLUTION.replace("def make_windows(", "def _make_windows(") + (
+        "\n\ndef make_windows(*args, **kwargs):\n    import time\n    time.sleep(1.2)\n"
+        "    return _make_windows(*args, **kwargs)\n")
+    (folder / EX01).write_text(slow, encoding="utf-8")
+    report, _ = _grade(course, folder)
+    windows = {c["name"]: c for c in report["exercises"][0]["checks"] if "make_windows" in c["name"]}
+    assert windows["test_make_windows_course_example"]["passed"]  # one call: within the limit
+    assert not any(any(w in c["message"] for w in NOT_AGAIN) for c in windows.values()), windows
+    cut = [c for c in windows.values() if "what was left of the check's 2 s limit" in c["message"]
+           or "的时限只剩这么多" in c["message"]]
+    assert len(cut) >= 2 and not any("endless" in c["message"] or "死循环" in c["message"] for c in cut), windows
+
+
 def test_a_slow_walker_is_stopped_by_the_exercise_budget(tmp_path):
     course = _course(tmp_path, timeout=3, budget=4)
     folder = tmp_path / "sub"
@@ -71,6 +90,9 @@ def test_a_slow_walker_is_stopped_by_the_exercise_budget(tmp_path):
     spent = [c for c in checks if "budget" in c["message"] or "预算" in c["message"]]
     stopped = [c for c in checks if any(w in c["message"] for w in NOT_AGAIN)]
     assert spent and not any(c["passed"] for c in spent + stopped)
+    unstarted = [c for c in spent if "没有运行" in c["message"] or "not run:" in c["message"]]
+    assert unstarted and not any("死循环" in c["message"] or "endless" in c["message"] for c in unstarted), spent
+    assert not any(re.search(r"(超过|after) 0 s", c["message"]) for c in checks), checks  # never a bare "0 s"
     assert seconds < 4 + 25, seconds
 
 
