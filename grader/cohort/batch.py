@@ -133,6 +133,9 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
     """Grade every student under `root` into `out`; returns the gradebook (also written)."""
     root, out = Path(root).resolve(), Path(out).resolve()
     check_out(root, out)
+    busy = busy_machine(jobs, lang)
+    if busy:
+        print(busy, file=sys.stderr, flush=True)
     sys.dont_write_bytecode = True  # the judges write nothing outside OUTDIR, not even __pycache__
     ids = ids or [e.id for e in course.exercises]
     with hold_out(out, cohort=root):
@@ -181,6 +184,25 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         # after grade merge covers all)
         write_cohort_report(out, book, course, {s.name: s.folder for s in students}, lang)
         return book
+
+
+def busy_machine(jobs: int, lang: str = "zh", load: float | None = None, cores: int | None = None) -> str | None:
+    """A warning when the judges about to start will not each have a core: time limits count
+    wall time, so other runs (or `-j` over the cores) can cost a student near them checks.
+    The load is read before this run starts any work (itself about 1).
+
+    >>> busy_machine(2, "en", load=4.3, cores=2)   # two other batches running
+    'this machine is busy already (load average 4.3 on 2 cores); with 2 more judge(s) …'
+    """
+    cores = cores or os.cpu_count() or 1
+    if load is None:
+        try:
+            load = os.getloadavg()[0]
+        except (OSError, AttributeError):  # Windows
+            return None
+    if max(0.0, load - 1.0) + jobs <= cores + 0.5:
+        return None
+    return say("batch_busy", lang, load=load, cores=cores, jobs=jobs)
 
 
 def time_bound(course: Course, ids: list[str], pending: int, jobs: int, lang: str = "zh") -> str:
