@@ -36,7 +36,9 @@ from grader.cohort.gradebook import (
     OutError,
     ResultsMissing,
     assemble,
+    cohort_text,
     grades_csv,
+    held_cohort,
     hold_out,
     load_done,
     merge_gradebooks,
@@ -89,7 +91,8 @@ def check_out(root: Path, out: Path) -> None:
         raise OutError(f"--out {out}: 不能是提交目录本身 / cannot be the submissions folder itself")
     if out.exists() and not out.is_dir():
         raise OutError(f"--out {out}: 已存在且不是文件夹 / exists and is not a folder")
-    if root in out.parents and (out.parent != root or (out.exists() and not _gradebook_of(out, root))):
+    if root in out.parents and (out.parent != root or (out.exists() and not _gradebook_of(out, root)
+                                                       and not _unsealed_out_of(out, root))):
         # a student's folder (or inside one): grading into it would drop that student's row
         raise OutError(f"--out {out}: 是提交目录里某个学生的文件夹（或在其中）/ is a student's folder in the "
                        f"submissions folder (or inside one); choose a new folder, or one outside it")
@@ -125,6 +128,17 @@ def _gradebook_of(out: Path, root: Path) -> bool:
     from grader.cohort.students import holds_exercise_files
 
     return sealed_out(out, root) and not holds_exercise_files(out)
+
+
+def _unsealed_out_of(out: Path, root: Path) -> bool:
+    """A folder of DIR that is this cohort's OUT, its seal missing or no longer holding: killed
+    before its cohort file was written (its lock alone), written by an older kit or while the
+    key could not be made, or moved. It holds the lock file, no cohort file of another cohort
+    and no exercise file or notebook; resumed, it is sealed again (`gradebook.hold_out`)."""
+    from grader.cohort.students import holds_exercise_files
+
+    return (out / LOCK_NAME).is_file() and held_cohort(out) in (None, cohort_text(root)) \
+        and not holds_exercise_files(out)
 
 
 def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tuple[int, int] = (1, 1),

@@ -161,7 +161,7 @@ def _claim(out: Path, cohort: Path) -> None:
         try:
             claim["seal"] = out_seal(out, mine)
         except OSError as err:  # a cache another user made: graded all the same, OUT unsealed
-            print(f"--out {out}: 未封印（{err.strerror or err}）/ not sealed ({err.strerror or err}): inside DIR, a later "
+            print(f"--out {out}: 未封印（{err.strerror or err}）/ not sealed ({err.strerror or err}): if it lies inside DIR, a later "
                   f"batch of this cohort will take it for a student's folder", file=sys.stderr, flush=True)
         atomic_write(path, json.dumps(claim, ensure_ascii=False) + "\n")
 

@@ -14,11 +14,16 @@ def inside_an_out(path: str) -> bool:
     >>> inside_an_out("/srv/grading/out/staged/alice~0b9e")   # with /srv/grading/out/cohort.json
     True
     """
+    return out_holding(path) is not None
+
+
+def out_holding(path: str) -> str | None:
+    """The nearest folder at or above `path` (resolved) holding both of OUT's files, or None."""
     folder = path
     while True:
         if os.path.isfile(os.path.join(folder, COHORT_FILE)) and os.path.exists(os.path.join(folder, LOCK_NAME)):
-            return True
+            return folder
         parent = os.path.dirname(folder)
         if parent == folder:
-            return False
+            return None
         folder = parent

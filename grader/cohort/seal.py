@@ -13,7 +13,9 @@ The key is 32 random bytes in `<cache>/keys/out-seal` (`$XDG_CACHE_HOME/gpt-cour
 `<cache>/keys/` from every worker (`grader.data.catalog.PRIVATE_FOLDERS`), and as root a worker's
 uid cannot read it anyway. An OUT moved, copied, or written by another user (another key) is
 not taken for one: it gets a row, as a folder holding no exercise file. Where the key cannot
-be made or read (a cache folder another user owns) the batch says so and writes OUT unsealed.
+be made or read (a cache folder another user owns), or the key there is not the user's alone
+(another owner, a mode others can read, a folder others can write, not a regular file), the
+batch says so and writes OUT unsealed.
 
     >>> seal = out_seal(Path("/srv/cohort/out_1"), "/srv/cohort")   # 64 hex digits
     >>> holds_seal(Path("/srv/cohort/out_1"), "/srv/cohort", seal)
@@ -26,6 +28,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import stat
 from pathlib import Path
 
 KEY_FOLDER = "keys"  # inside the data cache: one of its PRIVATE_FOLDERS, hidden from workers by the fence
@@ -40,24 +43,28 @@ def key_folder() -> Path:
 
 
 def _key() -> bytes:
-    """The user's seal key, made on first use (two batches at once: one key, the first written)."""
+    """The user's seal key, made on first use (two batches at once: one key, the first written).
+    OSError when it cannot be made, or the one there is not the user's alone (`_read_key`)."""
     folder = key_folder()
     path = folder / KEY_NAME
     key = _read_key(path)
     if key is not None:
         return key
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _check_folder(folder)
     draft = folder / f".{KEY_NAME}.{os.getpid()}.tmp"
-    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
     try:
-        os.write(fd, secrets.token_bytes(KEY_BYTES))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.link(draft, path)  # never over a key another batch made a moment ago
-    except FileExistsError:
-        pass
+        fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
+            if os.write(fd, secrets.token_bytes(KEY_BYTES)) != KEY_BYTES:
+                raise OSError(f"{draft}: short write")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(draft, path)  # never over a key another batch made a moment ago
+        except FileExistsError:
+            pass
     finally:
         draft.unlink(missing_ok=True)
     key = _read_key(path)
@@ -66,12 +73,26 @@ def _key() -> bytes:
     return key
 
 
+def _check_folder(folder: Path) -> None:
+    """The key's folder is the user's alone: a folder others can write could hold their key."""
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        raise OSError(f"{folder}: not a folder of this user's alone")
+
+
 def _read_key(path: Path) -> bytes | None:
+    """The key, or None when there is none yet. OSError for one that is not a regular file of
+    this user's, mode 0600 or stricter, in a folder of the user's alone (a key another user
+    planted, a FIFO that would block): such a key seals nothing."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            raise OSError(f"{path}: not a key of this user's alone")
+        _check_folder(path.parent)
         key = os.read(fd, KEY_BYTES + 1)
     finally:
         os.close(fd)

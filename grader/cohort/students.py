@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.cohort.capped import NOTEBOOK_CAP, SOURCE_CAP, TOTAL_CAP, read_capped
-from grader.cohort.layout import inside_an_out
+from grader.cohort.layout import out_holding
 from grader.cohort.notebooks import extract_notebook_text
 from grader.model.course import Course
 from grader.model.files import atomic_write
@@ -176,7 +176,11 @@ def _links_into(entry: os.DirEntry, course: Course, outs: set[str]) -> bool:
     real = os.path.realpath(entry.path)
     kits = {os.path.realpath(p) for p in (KIT_ROOT, course.root, course.solutions_dir)} | outs
     inside = any(real == kit or real.startswith(kit.rstrip(os.sep) + os.sep) for kit in kits)
-    return inside or inside_an_out(real) or _resolves_through_proc(entry.path)
+    holder = out_holding(real)
+    # A folder that holds OUT's two files and exercise files of its own is a student's folder
+    # with a cohort file in it, not an OUT (whose exercise files are only under staged/).
+    into_an_out = holder is not None and not (holder == real and holds_exercise_files(Path(real)))
+    return inside or into_an_out or _resolves_through_proc(entry.path)
 
 
 def _resolves_through_proc(path: str, max_links: int = 40) -> bool:

@@ -147,8 +147,27 @@ main.add_command(hint_command)
 main.add_command(check_command)
 
 
+_interrupted = False
+
+
+def _note_interrupts() -> None:
+    """Ctrl-C raises KeyboardInterrupt as before, and is remembered for the exit code (130)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return  # ignored (a background job) or someone else's: left alone
+
+    def interrupted(signum, frame):
+        global _interrupted
+        _interrupted = True
+        signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, interrupted)
+
+
 def entry() -> None:
     """The console script. Exits without tearing torch down (measured: about 0.3 s saved)."""
+    _note_interrupts()
     try:
         main.main(prog_name="grade")
         code = 0
@@ -156,6 +175,8 @@ def entry() -> None:
         code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         if not isinstance(stop.code, (int, type(None))):
             click.echo(stop.code, err=True)
+        if code == 1 and _interrupted:
+            code = 130  # Ctrl-C (click said "Aborted!"): as a shell reports it, not 1 ("a check failed")
     except OSError as err:  # a folder that refuses what its modes allowed (/proc as root), a disk that fills
         where = f" {err.filename}" if err.filename else ""
         click.echo(f"grade: 无法读写 / cannot read or write{where}: {err.strerror or err}", err=True)

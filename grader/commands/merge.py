@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
 from grader.cohort.batch import OutError, check_out, merge_gradebooks
+from grader.cohort.gradebook import held_cohort
 from grader.commands.paths import AnyPath
 
 
@@ -22,6 +24,8 @@ def merge(obj, folders, out):
     try:
         for folder in folders:
             check_out(folder, out)  # not a shard's own folder, a folder we can write
+        for cohort in {held_cohort(folder) for folder in folders} - {None}:
+            check_out(Path(cohort), out)  # not a student's folder of the cohort the shards graded
         book = merge_gradebooks(list(folders), out)
     except OutError as err:
         raise click.UsageError(str(err)) from None

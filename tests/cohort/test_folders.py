@@ -612,3 +612,44 @@ def test_a_file_nested_too_deeply_to_scan_is_flagged_not_fatal(course, tmp_path)
     single = subprocess.run([*GRADE, "--course", str(course), "ex01", "--submission", str(folder / "signs")],
                             capture_output=True, text=True, timeout=300)
     assert single.returncode in (0, 1) and "Traceback" not in single.stdout + single.stderr, single.stderr[-2000:]
+
+
+def test_outs_inside_dir_resume_and_merge_never_writes_into_a_student(course, tmp_path):
+    """A shard's OUT inside DIR killed before its cohort file was written (its lock alone), or
+    whose seal no longer holds (an older kit's, moved), resumes and is sealed again; `grade
+    merge --out DIR/<a student's folder>` is refused as `grade batch --out` is; a student's
+    folder linked into DIR that holds OUT's two files beside its exercises is graded."""
+    from grader.cohort.gradebook import sealed_out
+
+    folder = tmp_path / "cohort"
+    for name in ("ann", "bob"):
+        (folder / name).mkdir(parents=True)
+        (folder / name / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    half = folder / "shard1"
+    half.mkdir()
+    (half / ".grade-batch.lock").write_text("", encoding="utf-8")  # killed between the lock and the cohort file
+    run = batch(course, folder, half, "--shard", "1/2")
+    assert run.returncode == 0 and sealed_out(half, folder), run.stderr[-2000:]
+    moved = folder / "shard2"
+    assert batch(course, folder, tmp_path / "first2", "--shard", "2/2").returncode == 0
+    (tmp_path / "first2").rename(moved)  # moved into DIR: its seal was for where it was
+    assert not sealed_out(moved, folder)
+    run = batch(course, folder, moved, "--shard", "2/2")
+    assert run.returncode == 0 and sealed_out(moved, folder), run.stderr[-2000:]
+    (folder / "cara").mkdir()  # a student who handed in nothing (yet): a folder of DIR
+    merged = subprocess.run(GRADE + ["merge", str(half), str(moved), "--out", str(folder / "cara")],
+                            capture_output=True, text=True, timeout=300)
+    assert merged.returncode == 2 and "student's folder" in merged.stderr, merged.stderr[-2000:]
+    assert list((folder / "cara").iterdir()) == []
+    shutil.rmtree(folder / "cara")
+    elsewhere = tmp_path / "elsewhere" / "dan"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    (elsewhere / "cohort.json").write_text(json.dumps({"cohort": str(folder.resolve())}), encoding="utf-8")
+    (elsewhere / ".grade-batch.lock").write_text("", encoding="utf-8")
+    (folder / "dan").symlink_to(elsewhere)
+    run = batch(course, folder, tmp_path / "all")
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = json.loads((tmp_path / "all" / "results.json").read_text(encoding="utf-8"))["students"]
+    assert sorted(rows) == ["ann", "bob", "dan"], sorted(rows)  # the shards' OUTs skipped, sealed
+    assert rows["dan"]["score"] == rows["ann"]["score"] > 0, rows["dan"]  # ex01 in full, as ann's

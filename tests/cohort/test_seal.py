@@ -123,3 +123,31 @@ def test_no_worker_reads_the_key_as_an_ordinary_user():
         shutil.rmtree(home, ignore_errors=True)
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stdout[-2000:] + run.stderr[-2000:]
     assert "NO KEY" in run.stdout and key not in run.stdout, run.stdout[-3000:]
+
+
+def test_a_key_that_is_not_the_users_alone_seals_nothing(cache, tmp_path):
+    """A FIFO (never blocks), a key others can read, another user's key, a folder others can
+    write: no seal holds, and a batch would write OUT unsealed (saying so)."""
+    from grader.cohort.seal import holds_seal, out_seal
+
+    out = tmp_path / "out"
+    seal = out_seal(out, "/srv/cohort")
+    key = cache / "keys" / "out-seal"
+    key.chmod(0o644)
+    assert not holds_seal(out, "/srv/cohort", seal)
+    with pytest.raises(OSError):
+        out_seal(out, "/srv/cohort")
+    key.chmod(0o600)
+    (cache / "keys").chmod(0o777)
+    assert not holds_seal(out, "/srv/cohort", seal)
+    (cache / "keys").chmod(0o700)
+    assert holds_seal(out, "/srv/cohort", seal)
+    if os.geteuid() == 0:
+        os.chown(key, 12345, 12345)  # planted by another user
+        assert not holds_seal(out, "/srv/cohort", seal)
+    key.unlink()
+    os.mkfifo(key)
+    assert not holds_seal(out, "/srv/cohort", seal)  # returns at once: opened without blocking
+    with pytest.raises(OSError):
+        out_seal(out, "/srv/cohort")
+    assert [p.name for p in key.parent.iterdir()] == ["out-seal"]  # no draft left behind

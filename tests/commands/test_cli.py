@@ -157,6 +157,28 @@ def test_a_keyboard_interrupt_the_code_raises_is_its_own_error(grade_exe, root, 
     assert "WorkerDied" not in run.stdout and "exit status" not in run.stdout
 
 
+def test_ctrl_c_exits_130_not_1(grade_exe, tmp_path):
+    """Ctrl-C while a check runs: 130, as a shell reports it (1 means a check failed), no traceback."""
+    import os
+    import signal
+    import time
+
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "ex01_windows.py").write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
+
+    def own_session():  # as a terminal's foreground job: its own group, Ctrl-C not ignored
+        os.setsid()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen([grade_exe, "ex01", "--submission", str(sub)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=own_session)
+    time.sleep(5)  # started, the worker in the file's import
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "Traceback" not in out + err, (proc.returncode, err[-2000:])
+
+
 def test_a_batch_without_the_data_grades_no_one_rather_than_charge_everyone(grade_exe, root, tmp_path):
     """Every student's data checks would fail for the kit's reason: the batch says how to get
     the data and exits 3 before grading; a cohort that does not read the data is graded."""
