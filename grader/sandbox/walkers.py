@@ -136,7 +136,7 @@ class FdWalk:
         try:  # a folder readable but not searchable (mode 644, as an ordinary user): its lstat fails
             with os.scandir(handle) as listing:
                 names = sorted(first_names(listing, limit))
-            return [(name, os.lstat(name, dir_fd=handle)) for name in names]
+            return [(name, info) for name in names if (info := _still_there(name, handle)) is not None]
         except OSError as err:
             raise refuse(what, "unreadable", err.strerror, parts=parts) from None
 
@@ -201,7 +201,14 @@ class PathWalk:
                 names = sorted(first_names(listing, limit))
         except OSError as err:
             raise refuse(what, "unreadable", err.strerror, parts=parts) from None
-        found = [(name, self._lstat(os.path.join(handle.path, name), what, parts)) for name in names]
+        found = []
+        for name in names:
+            try:
+                info = _still_there(os.path.join(handle.path, name))
+            except OSError as err:
+                raise refuse(what, "unreadable", err.strerror, parts=parts) from None
+            if info is not None:
+                found.append((name, info))
         self._verify(handle, what, parts)
         return found
 
@@ -228,6 +235,15 @@ class PathWalk:
 
     def close(self, handle: _Place) -> None:
         pass
+
+
+def _still_there(name: str, dir_fd: int | None = None) -> os.stat_result | None:
+    """`lstat` of a listed entry; None when it is gone since the listing (an editor's swap or
+    backup file saved over, `4913`, `.x.swp`, `x~`): not there is not a reason to refuse."""
+    try:
+        return os.lstat(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
 
 
 def walker(portable: bool | None = None):

@@ -243,3 +243,12 @@ def test_a_folder_listed_but_not_searchable_is_refused_not_raised(tmp_path, wher
         shutil.rmtree(place)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.split("\n")[:2] == ["refused unreadable"] * 2, run.stdout
+
+
+def test_an_entry_gone_since_the_listing_is_no_reason_to_refuse(tmp_path, portable, monkeypatch):
+    """An editor saving (vim's `4913`, a `.swp`, a `~` backup made and removed between the
+    listing and its lstat): the file that was there is not there, the rest is read."""
+    sub = _submission(tmp_path / "sub")
+    real = walkers.first_names
+    monkeypatch.setattr(walkers, "first_names", lambda listing, limit: [*real(listing, limit), "4913", ".x.swp"])
+    assert _files(sub, portable=portable) == {EX01: b"X = 1\n"}
