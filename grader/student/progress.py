@@ -14,6 +14,7 @@ An exercise is 未开始 (not started) until an attempt implements something, �
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,15 +28,28 @@ STATE_FILE = ".grade-state.json"
 NOT_STARTED, FAILED, PASSED = "not_started", "failed", "passed"
 
 
+STATE_CAP = 1024 * 1024  # bytes: the record of 13 exercises is a few KB
+
+
 def load_state(folder: Path) -> dict:
-    try:
-        state = json.loads((Path(folder) / STATE_FILE).read_text(encoding="utf-8"))
-        return state if isinstance(state, dict) else {}
-    except (OSError, ValueError):
+    """The progress record; {} when there is none, or it is not one this kit wrote: a link, a
+    FIFO (never opened blocking), a file over `STATE_CAP`, in a folder that is itself a link
+    (a submission the grader refuses is not read through, nor written into)."""
+    from grader.cohort.capped import read_capped
+
+    if os.path.islink(folder):
         return {}
+    data = read_capped(str(Path(folder) / STATE_FILE), STATE_CAP)
+    try:
+        state = json.loads(data.decode("utf-8")) if data is not None else {}
+    except (ValueError, RecursionError):
+        return {}
+    return state if isinstance(state, dict) else {}
 
 
 def save_state(folder: Path, state: dict) -> None:
+    if os.path.islink(folder):
+        return  # written nowhere but the student's own folder
     try:
         atomic_write(Path(folder) / STATE_FILE, json.dumps(state, ensure_ascii=False, indent=1))
     except OSError:

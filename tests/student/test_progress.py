@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import pytest
@@ -120,3 +121,24 @@ def test_a_hint_level_that_does_not_exist_is_a_usage_error(tmp_path):
     assert res.exit_code == 2 and "hint levels 1 to" in res.output
     res = CliRunner().invoke(main, ["hint", "ex99"])
     assert res.exit_code == 2
+
+
+@pytest.mark.skipif(os.name != "posix", reason="FIFOs and links")
+def test_a_progress_file_that_is_not_a_file_is_never_opened_or_written_through(tmp_path):
+    """A FIFO (would block), a link to /dev/zero (would fill memory), a folder that is a link
+    (a submission the grader refuses): no record read, nothing written through the link."""
+    from grader.student.progress import STATE_FILE, load_state, save_state
+
+    own = tmp_path / "exercises"
+    own.mkdir()
+    os.mkfifo(own / STATE_FILE)
+    assert load_state(own) == {}  # returns at once
+    (own / STATE_FILE).unlink()
+    (own / STATE_FILE).symlink_to("/dev/zero")
+    assert load_state(own) == {}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    linked = tmp_path / "linked"
+    linked.symlink_to(elsewhere)
+    save_state(linked, {"ex01": {"state": "passed"}})
+    assert list(elsewhere.iterdir()) == [] and load_state(linked) == {}
