@@ -16,6 +16,7 @@ after a minute of grading as a traceback.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import click
@@ -55,6 +56,11 @@ class OutputFile(AnyPath):
         if inside_an_out(os.path.realpath(folder)):
             self.fail(f"在 grade batch 的输出目录里，会覆盖它的成绩 / is inside grade batch's OUT and would "
                       f"overwrite its gradebook: {path}", param, ctx)
+        if path.suffix.lower() in (".py", ".ipynb"):  # `--out ex01_windows.py`: the student's work, never a report
+            self.fail(f"是代码文件，报告会覆盖它 / is a code file the report would overwrite: {path}", param, ctx)
+        if os.path.lexists(path) and stat.S_ISFIFO(os.lstat(path).st_mode):  # (/dev/stdout is a link: written)
+            self.fail(f"是 FIFO，没有读者时写入会一直等 / is a FIFO (writing would wait for a reader): {path}",
+                      param, ctx)
         return path
 
 

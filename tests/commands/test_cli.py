@@ -66,12 +66,18 @@ def test_a_report_file_that_cannot_be_written_is_refused_before_grading(grade_ex
     (out / "cohort.json").write_text('{"cohort": "/srv/cohort"}\n')
     (out / ".grade-batch.lock").write_text("")
     (out / "grades.csv").write_text("student,total\n")
+    import os
+
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "ex01_windows.py").write_text("X = 1\n")
+    os.mkfifo(tmp_path / "pipe")
     for where, said in ((tmp_path / "nowhere" / "report.txt", "does not exist"), (tmp_path, "is a directory"),
-                        (out / "grades.csv", "OUT")):
+                        (out / "grades.csv", "OUT"), (sub / "ex01_windows.py", "code file"), (tmp_path / "pipe", "FIFO")):
         run = grade(grade_exe, "ex01", "--reference", "--out", str(where))
         assert run.returncode == 2 and said in run.stderr, run.stderr
         assert "Traceback" not in run.stdout + run.stderr
-    assert (out / "grades.csv").read_text() == "student,total\n"
+    assert (out / "grades.csv").read_text() == "student,total\n" and (sub / "ex01_windows.py").read_text() == "X = 1\n"
     written = grade(grade_exe, "ex01", "--reference", "--format", "json", "--out", str(tmp_path / "report.json"))
     assert written.returncode == 0 and json.loads((tmp_path / "report.json").read_text())["score"] == 10
 
