@@ -139,9 +139,10 @@ def student_error_finding(obs: Observation, label: str) -> Finding:
 
 
 def _not_utf8(message: str) -> bool:
-    """Python's words for a source file that is not UTF-8 (saved as GBK by an editor on Windows).
+    """Python's words for a source file that is not UTF-8 (saved as GBK or UTF-16 by an editor on Windows).
 
     >>> _not_utf8("(unicode error) 'utf-8' codec can't decode byte 0xc1 in position 0: invalid start byte")
     True
     """
-    return "Non-UTF-8 code" in message or ("'utf-8' codec can't decode" in message)
+    return "Non-UTF-8 code" in message or "'utf-8' codec can't decode" in message \
+        or "source code string cannot contain null bytes" in message  # UTF-16 (Notepad's "Unicode")

@@ -39,9 +39,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "import_failed": {"zh": "{file} 没能导入，这个练习的检查都没法运行：",
                       "en": "{file} does not import, so none of this exercise's checks could run:"},
     "import_prefix": {"zh": "这个文件没能导入：", "en": "the file does not import: "},
-    "not_utf8": {"zh": "这个文件不是 UTF-8 编码（Windows 上的编辑器常把中文存成 GBK）。请用 UTF-8 重新保存："
+    "not_utf8": {"zh": "这个文件不是 UTF-8 编码（Windows 上的编辑器常把中文存成 GBK，记事本的“Unicode”是 UTF-16）。请用 UTF-8 重新保存："
                        "VS Code 里点右下角的编码 →「通过编码保存」→ UTF-8；记事本里「另存为」时编码选 UTF-8。",
-                 "en": "the file is not UTF-8 (editors on Windows often save Chinese text as GBK). Save it again as "
+                 "en": "the file is not UTF-8 (editors on Windows often save Chinese text as GBK; Notepad's "
+                       "\"Unicode\" is UTF-16). Save it again as "
                        "UTF-8: in VS Code, click the encoding at the bottom right → Save with Encoding → UTF-8; in "
                        "Notepad, choose UTF-8 under Encoding in Save As."},
     "could_not_run": {"zh": "{count} 项检查没法运行（见上面的错误）：{names}",

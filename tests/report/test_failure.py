@@ -73,6 +73,10 @@ def test_a_file_not_in_utf8_says_how_to_save_it_again():
         lines = import_block(import_failure(checks), "ex01_windows.py", lang, plain)
         assert lines[1].startswith("      SyntaxError: (unicode error)") and lines[2].startswith("      ")
         assert words in lines[2], lines
+    utf16 = student_error_finding(Observation.from_answer({"ok": False, "error": {
+        "type": "SyntaxError", "mro": ["SyntaxError"], "import_error": True,
+        "message": "source code string cannot contain null bytes"}}), "f")
+    assert "UTF-16" in utf16.en and "UTF-8" in utf16.zh
     plain_error = student_error_finding(Observation.from_answer({"ok": False, "error": {
         "type": "SyntaxError", "mro": ["SyntaxError"], "import_error": True, "message": "invalid syntax"}}), "f")
     assert "UTF-8" not in plain_error.en  # any other syntax error: no word about encodings
