@@ -52,6 +52,9 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
     text = render(results, fmt, lang, color=(sys.stdout.isatty() if color is None and out is None else bool(color)),
                   hidden_note=recorded, picture_dir=None if reference else folder / ".grade",
                   hidden_visibility=hidden_visibility, show_hidden=show_hidden, show_answers=show_answers)
+    # A path with a byte that is not UTF-8 (a folder named so) reaches the report as a lone
+    # surrogate, which no UTF-8 writer takes: shown as "?", so every format stays valid UTF-8.
+    text = text.encode("utf-8", "replace").decode("utf-8")
     if out:
         try:  # checked before grading (grader.commands.paths.OutputFile); a disk that filled since
             Path(out).write_text(text + "\n", encoding="utf-8")
