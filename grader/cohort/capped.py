@@ -9,9 +9,10 @@ import os
 import stat
 
 from grader.model.files import BLOCK
+from grader.sandbox.intake import LIMITS
 
-SOURCE_CAP = 2 * 1024 * 1024  # bytes of one .py file (the course's largest solution is ~10 KB)
-TOTAL_CAP = 16 * 1024 * 1024  # bytes of all .py files of one student (below the fence's copy cap)
+SOURCE_CAP = LIMITS["max_file"]  # bytes of one .py file: the same cap as a single run's (grader.sandbox.intake)
+TOTAL_CAP = LIMITS["max_total"]  # bytes of all .py files of one student
 NOTEBOOK_CAP = 32 * 1024 * 1024  # bytes of one nbgrader notebook
 
 

@@ -65,7 +65,7 @@ DEFAULTS = {
     "tmp_size": "512m",      # the private /tmp
     "hide": [],              # extra paths to cover (batch: the cohort folder, the output folder)
     "grants": [],            # files the student's probes must read (the corpus)
-    "max_copy": 32 * 1024 * 1024,  # bytes of submission copied
+    "max_copy": intake.LIMITS["max_total"],  # bytes of submission copied
 }
 
 

@@ -45,7 +45,9 @@ from dataclasses import dataclass, field
 from grader.sandbox.refusals import FOLDER, SubmissionRefused, refuse, shown, special
 from grader.sandbox.walkers import is_link, same_file, walker
 
-LIMITS = {"max_file": 4 * 1024 * 1024, "max_total": 32 * 1024 * 1024, "max_entries": 4000, "max_depth": 12}
+# One set of caps for every reader: a worker's copy (`grade exNN`), `grade batch`'s staging
+# (grader.cohort.capped), the judge's scan. The course's largest solution is about 10 KB.
+LIMITS = {"max_file": 2 * 1024 * 1024, "max_total": 16 * 1024 * 1024, "max_entries": 4000, "max_depth": 12}
 
 
 # --------------------------------------------------------------------------- the survey

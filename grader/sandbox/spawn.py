@@ -46,7 +46,7 @@ from grader.sandbox.limits import FILE_SIZE_CAP
 
 # What of the submission was not read, and why (grader.sandbox.intake.Refusals); set by `enter`.
 REFUSED: intake.Refusals | None = None
-MAX_COPY = 32 * 1024 * 1024  # bytes of submission copied (as the Linux fence's `max_copy`)
+MAX_COPY = intake.LIMITS["max_total"]  # bytes of submission copied (as the Linux fence's `max_copy`)
 
 
 def _take_stdio() -> PipePair:

@@ -115,7 +115,7 @@ def test_links_and_fifos_beside_the_work_are_left_alone(tmp_path):
     os.symlink(KIT / "solutions" / "ex02_nll.py", student / "ex02_nll.py")
     os.mkfifo(student / "ex03_param_budget.py")
     with open(student / "ex04_parallel_vs_generate.py", "wb") as big:
-        big.truncate(5 * 1024 * 1024)  # sparse: over the 4 MiB cap, never read
+        big.truncate(5 * 1024 * 1024)  # sparse: over the 2 MiB cap, never read
     run = _grade("ex01", "--submission", str(student), timeout=300)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert " 10/10" in run.stdout.splitlines()[0] and "refused" not in run.stdout
