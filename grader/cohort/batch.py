@@ -216,7 +216,7 @@ def busy_machine(jobs: int, lang: str = "zh", load: float | None = None, cores: 
             return None
     if max(0.0, load - 1.0) + jobs <= cores + 0.5:
         return None
-    return say("batch_busy", lang, load=load, cores=cores, jobs=jobs)
+    return say("batch_busy", lang, load=f"{load:.1f}", cores=cores, jobs=jobs)
 
 
 def time_bound(course: Course, ids: list[str], pending: int, jobs: int, lang: str = "zh") -> str:
