@@ -21,6 +21,20 @@ from grader.sandbox import NoProcess, ZygoteGone
 GRADER_FAULT = 3  # the exit code when the grader could not finish (not the submission's doing)
 
 
+def inner_exercises(folder: Path) -> Path:
+    """`--submission DIR` of a `grade init` folder: its `exercises/` (a real folder, not a link)
+    when that holds exercise files, as `grade batch` reads a student's folder; else DIR."""
+    from grader.cohort.students import EXERCISE_FILE
+
+    inner = folder / "exercises"
+    try:
+        if inner.is_dir() and not inner.is_symlink() and any(EXERCISE_FILE.match(p.name) for p in inner.iterdir()):
+            return inner
+    except OSError:
+        pass
+    return folder
+
+
 def grade_command(course: Course, ids: list[str], *, submission: Path | None, reference: bool, fmt: str,
                   out: Path | None, color: bool | None, lang: str, hidden_visibility: str | None = None,
                   show_hidden: bool = False, show_answers: bool = False) -> int:
@@ -29,7 +43,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
             raise click.UsageError(say("no_reference", lang))
         folder = course.solutions_dir
     else:
-        folder = Path(submission) if submission else Path.cwd() / "exercises"
+        folder = inner_exercises(Path(submission)) if submission else Path.cwd() / "exercises"
     if not folder.is_dir():
         raise click.UsageError(say("missing_folder", lang, path=folder))
     zygote = start_zygote(course)

@@ -251,3 +251,12 @@ def test_a_folder_name_that_is_not_utf8_gives_valid_reports(grade_exe, root, tmp
             text = out.read_bytes().decode("utf-8")  # valid UTF-8
             if fmt == "json":
                 assert json.loads(text)["score"] == 10 * (1 - code)
+
+
+def test_a_grade_init_folder_given_as_submission_is_graded_from_its_exercises(grade_exe, root, tmp_path):
+    """`--submission alice` where alice/exercises/ holds the files (as `grade init` makes it):
+    read from there, as `grade batch` reads a student's folder."""
+    (tmp_path / "alice" / "exercises").mkdir(parents=True)
+    shutil.copy(root / "solutions" / "ex01_windows.py", tmp_path / "alice" / "exercises")
+    run = grade(grade_exe, "ex01", "--submission", str(tmp_path / "alice"))
+    assert run.returncode == 0 and " 10/10" in run.stdout.splitlines()[0], run.stdout[-2000:]
