@@ -122,13 +122,13 @@ class Judge:
 
         ex = self.course.exercise(exercise_of(item))
         problem = student.refused.get(ex.file)
-        if problem is not None:
-            zh, en = reason_text(problem, "zh"), reason_text(problem, "en")
+        if problem is not None:  # refused (a link, a FIFO, over the cap): said as a single run says it
+            kind, zh, en = "refused", reason_text(problem, "zh"), reason_text(problem, "en")
         else:
-            zh = en = f"{ex.file} 不在提交目录中 / is not in the submission folder"
+            kind, zh, en = "missing", *[f"{ex.file} 不在提交目录中 / is not in the submission folder"] * 2
         return CheckResult(exercise=ex.id, name=item.name, title=title_from_doc(item.function.__doc__, item.name),
                            max_points=points_of(item), passed=False, public=is_public(item), manual=is_manual(item),
-                           finding=Finding("missing", item.name, zh=zh, en=en), shown=[], attachments={}, seconds=0.0)
+                           finding=Finding(kind, item.name, zh=zh, en=en), shown=[], attachments={}, seconds=0.0)
 
 
 class _StudentLoop:

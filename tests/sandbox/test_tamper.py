@@ -62,6 +62,10 @@ def test_linked_folders_and_files_score_zero_in_batch(tmp_path):
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open(encoding="utf-8")) if r["student"] != "(max)"}
     for name in ("cwdlink", "abslink", "filelink", "fifo"):
         assert rows[name]["ex01"] == "0", (name, rows[name])
+    book = json.loads((out / "results.json").read_text(encoding="utf-8"))["students"]
+    for name in ("filelink", "fifo"):  # the file refused alone: said as a single run says it, not "not implemented"
+        ex01 = book[name]["exercises"][0]
+        assert ex01["status"] == "failed" and {c["kind"] for c in ex01["checks"]} == {"refused"}, ex01
     assert rows.get("wholelink", {"ex01": "0"})["ex01"] == "0"
 
 
