@@ -138,7 +138,7 @@ def _nowhere(_parts: tuple[str, ...]) -> bool:
 
 def _walk(walk, handle, parts: tuple[str, ...], caps: dict, state: dict, descend: Descend, tolerate,
           found: Survey) -> None:
-    here = "/".join(shown(p) for p in parts) or "."
+    here = "/".join(shown(p) for p in parts) or FOLDER  # the submission itself: "the folder", never "."
     if len(parts) > caps["max_depth"]:
         raise refuse(here, "too_deep", parts=parts, zh=f"嵌套太深（超过 {caps['max_depth']} 层）",
                       en=f"is nested too deeply (over {caps['max_depth']} levels)")

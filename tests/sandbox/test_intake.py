@@ -252,3 +252,17 @@ def test_an_entry_gone_since_the_listing_is_no_reason_to_refuse(tmp_path, portab
     real = walkers.first_names
     monkeypatch.setattr(walkers, "first_names", lambda listing, limit: [*real(listing, limit), "4913", ".x.swp"])
     assert _files(sub, portable=portable) == {EX01: b"X = 1\n"}
+
+
+def test_a_folder_that_cannot_be_listed_is_named_as_the_folder(tmp_path, portable, monkeypatch):
+    """The submission itself unreadable: "the folder cannot be opened", never ". cannot be opened"."""
+    sub = _submission(tmp_path / "sub")
+
+    def refused(listing, limit):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(walkers, "first_names", refused)
+    with pytest.raises(SubmissionRefused) as info:
+        read_submission(str(sub), portable=portable)
+    assert "submission refused: the folder cannot be opened (Permission denied)" in info.value.en, info.value.en
+    assert "提交被拒绝：文件夹 打不开" in info.value.zh
