@@ -31,6 +31,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from grader.cohort.capped import read_capped
+
 KEY_FOLDER = "keys"  # inside the data cache: one of its PRIVATE_FOLDERS, hidden from workers by the fence
 KEY_NAME = "out-seal"
 KEY_BYTES = 32
@@ -84,19 +86,14 @@ def _read_key(path: Path) -> bytes | None:
     """The key, or None when there is none yet. OSError for one that is not a regular file of
     this user's, mode 0600 or stricter, in a folder of the user's alone (a key another user
     planted, a FIFO that would block): such a key seals nothing."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-            raise OSError(f"{path}: not a key of this user's alone")
-        _check_folder(path.parent)
-        key = os.read(fd, KEY_BYTES + 1)
-    finally:
-        os.close(fd)
-    return key if len(key) == KEY_BYTES else None
+    _check_folder(path.parent)  # no one else can put or swap a file here: what lstat sees is what is read
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+        raise OSError(f"{path}: not a key of this user's alone")
+    key = read_capped(str(path), KEY_BYTES)  # never through a link, never blocking
+    return key if key is not None and len(key) == KEY_BYTES else None
 
 
 def _message(out: Path, cohort: str) -> bytes:

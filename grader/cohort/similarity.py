@@ -18,12 +18,11 @@ to the reference, a link to /etc/shadow would be read as root), and only up to M
 from __future__ import annotations
 
 import io
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from grader.cohort.capped import read_capped
 from grader.model.course import Course
 
 # copydetect's own defaults: k-grams of 25 filtered characters, a match of 30 always found
@@ -52,19 +51,8 @@ class SimilarPair:
 
 def read_submission(path: Path) -> str | None:
     """The text of a student's file: a regular file, not through a link, at most MAX_BYTES."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_BYTES + 1)
-    finally:
-        os.close(fd)
-    return data.decode("utf-8", errors="replace")
+    data = read_capped(str(path), MAX_BYTES)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 def similar_pairs(course: Course, ids: list[str], folders: Mapping[str, Path], *,
