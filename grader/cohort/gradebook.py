@@ -26,7 +26,6 @@ import hashlib
 import io
 import json
 import os
-import stat
 import sys
 from pathlib import Path
 
@@ -129,18 +128,13 @@ def _cohort_file(out: Path) -> dict:
     Also read in a student's folder (is it another run's OUT?): a link, a FIFO or a file
     larger than a batch writes is not opened or read whole.
     """
+    from grader.cohort.capped import read_capped
+
+    data = read_capped(str(Path(out) / COHORT_FILE), 65536)
     try:
-        fd = os.open(Path(out) / COHORT_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        found = json.loads(data.decode("utf-8")) if data is not None else {}
+    except (ValueError, RecursionError):
         return {}
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return {}
-        found = json.loads(os.read(fd, 65536).decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    finally:
-        os.close(fd)
     return found if isinstance(found, dict) else {}
 
 

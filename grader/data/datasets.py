@@ -38,7 +38,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import stat
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -58,6 +57,7 @@ from grader.data.catalog import (
     read_catalog,
 )
 from grader.data.download import FILE_MODE, _download, make_dirs, make_shared
+from grader.model.files import readable_by_others
 from grader.model.paths import checkout_folder
 
 __all__ = [
@@ -123,12 +123,12 @@ def _verified_in(folder: Path, ds: Dataset, origin: tuple[str, str], cache_root:
     if not ok:
         raise _mismatch(ds, found, size, sha, cache_root, origin)
     outside = not found.resolve().is_relative_to(folder.resolve())  # a link out: the worker sees only `folder`
-    if outside or (os.name == "posix" and os.geteuid() == 0 and not _others_can_read(found, folder)):
+    if outside or (os.name == "posix" and os.geteuid() == 0 and not readable_by_others(found, below=folder)):
         # The fenced workers run as another uid (as root) and see only the data folders granted
         # them (a private /tmp): a copy made under umask 077, or a link to one elsewhere, would
         # fail every data check as the student's error. The cache's copy is left readable.
         cached = import_to_cache(found, ds.name, cache_dir=cache_root)
-        if os.name == "posix" and os.geteuid() == 0 and not _others_can_read(cached, cache_root):
+        if os.name == "posix" and os.geteuid() == 0 and not readable_by_others(cached, below=cache_root):
             raise DataError(
                 f"缓存 {cached} 别的用户读不到（它的某个文件夹属于别人，或权限是 0700），评分进程读不到数据。"
                 f"请修改它的权限，或用 XDG_CACHE_HOME 指定另一个缓存文件夹。",
@@ -137,23 +137,6 @@ def _verified_in(folder: Path, ds: Dataset, origin: tuple[str, str], cache_root:
                 f"at another cache folder.")
         return cached
     return found
-
-
-def _others_can_read(path: Path, folder: Path) -> bool:
-    """Whether any user can read `path`: its own mode, and every folder from `folder` down to
-    it (the folders above are the fence's to open: grader.sandbox.fence)."""
-    try:
-        if not path.stat().st_mode & stat.S_IROTH:
-            return False
-        here = path.parent
-        while True:
-            if not here.stat().st_mode & stat.S_IXOTH:
-                return False
-            if here == folder or here == here.parent:
-                return True
-            here = here.parent
-    except OSError:
-        return False
 
 
 # --------------------------------------------------------------------------- public

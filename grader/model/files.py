@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path
 
 BLOCK = 1 << 20
@@ -58,3 +59,27 @@ def digest_files(paths, extra: str = "", *, cap: int | None = None) -> str:
             digest.update(b"<missing>")
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def readable_by_others(path, below=None) -> bool:
+    """Whether a user who is neither the owner nor in the group can read `path`: its own mode,
+    and search permission on every folder above it, up to and including `below` when given
+    (the folders above that are someone else's to open), else up to `/`.
+
+    >>> readable_by_others("/etc/hostname"), readable_by_others("/root/.bashrc")
+    (True, False)
+    """
+    path = Path(path)
+    try:
+        if not path.stat().st_mode & stat.S_IROTH:
+            return False
+        for folder in path.parents:  # the nearest first
+            if folder == folder.parent:
+                break  # `/` itself
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                return False
+            if below is not None and folder == Path(below):
+                break
+    except OSError:
+        return False
+    return True

@@ -30,6 +30,7 @@ import signal
 import stat
 import sys
 from pathlib import Path
+from grader.model.files import readable_by_others
 from grader.model.paths import KIT_ROOT, PACKAGE_DIR
 import grader.sandbox.intake as intake
 import grader.sandbox.keyrings as keyrings
@@ -151,23 +152,6 @@ def _write_copy(target: str, files: dict[str, bytes]) -> None:
     os.chmod(target, 0o555)
 
 
-def _readable_by_other(path: str) -> bool:
-    """Can a user who is neither owner nor in the group read `path` (every folder on the way traversable)?"""
-    parts = Path(path).parts
-    current = Path(parts[0])
-    for part in parts[1:-1]:
-        current = current / part
-        try:
-            if not os.stat(current).st_mode & stat.S_IXOTH:
-                return False
-        except OSError:
-            return False
-    try:
-        return bool(os.stat(path).st_mode & stat.S_IROTH)
-    except OSError:
-        return False
-
-
 def _python_paths() -> list[str]:
     """Folders the worker imports from: the interpreter's library, the venv, the grader package."""
     import site
@@ -217,7 +201,7 @@ def _expose(path: str, fd: int, covered: set[str]) -> bool:
         else:
             os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
     _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-    return _readable_by_other(path)
+    return readable_by_others(path)
 
 
 def _hide(paths: list[str], report: dict) -> None:
@@ -386,7 +370,7 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
             for path, fd in needs.items():
                 if any(path == h or path.startswith(h + os.sep) for h in secrets):
                     continue
-                if (privileged and not _readable_by_other(path)) or not os.path.exists(path):
+                if (privileged and not readable_by_others(path)) or not os.path.exists(path):
                     try:
                         if _expose(path, fd, covered):
                             exposed.append(path)
