@@ -15,7 +15,7 @@ ANSWER_FORMATS = ("text", "json")  # the formats `--show-answers` adds answers a
 
 def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bool = False,
            picture_dir: Path | None = None, hidden_visibility: str | None = None, show_hidden: bool = False,
-           show_answers: bool = False) -> str:
+           show_answers: bool = False, files_in: str = "exercises") -> str:
     """The report in `fmt`. Example: render(results, "junit", "en") -> '<?xml …<testsuites …'.
 
     Every format shows hidden checks in the student's view (grader.report.student_view)
@@ -23,7 +23,8 @@ def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bo
     show everything, and json adds the full details apart, under "instructor".
     `show_answers` (an instructor's `--show-answers`, text and json only) adds under each
     failing check the expected answer and the diagnosed mistake's fix (grader.report.answers),
-    which a student's report never shows."""
+    which a student's report never shows. `files_in` is the folder the text report names a
+    missing or unfinished exercise file in (`exercises`, or the `--submission` folder)."""
     answers = None
     if show_answers:
         if fmt not in ANSWER_FORMATS:
@@ -43,7 +44,7 @@ def render(results, fmt: str, lang: str, *, color: bool = False, hidden_note: bo
         from grader.report.text import render_text
 
         return render_text(results, lang, color=color, hidden_note=hidden_note, picture_dir=picture_dir,
-                           answers=answers)
+                           answers=answers, files_in=files_in)
     if fmt == "junit":
         from grader.report.junit import render_junit
 

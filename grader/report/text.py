@@ -38,12 +38,13 @@ def check_message(check: CheckResult, lang: str) -> str:
 
 
 def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool = False, hidden_note: bool = False,
-                picture_dir=None, answers: dict | None = None) -> str:
+                picture_dir=None, answers: dict | None = None, files_in: str = "exercises") -> str:
     """The report for people. Checks' attachments are drawn under them (grader.report.pictures);
     pictures saved as files (ex12's loss curve) go to `picture_dir` when it is given.
 
     `answers` (an instructor's `--show-answers`: grader.report.answers.answers_of) puts the
-    expected answer and the fix under each failing check; a student's report has none."""
+    expected answer and the fix under each failing check; a student's report has none.
+    `files_in` is the folder a missing or unfinished exercise file is named in."""
     style = _styler(color)
     lines: list[str] = []
     for result in results:
@@ -58,7 +59,7 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
             gone = say("file_missing", "en", name=ex.file)  # every check: the file itself is not there
             key = "file_missing_line" if all(c.finding.en == gone for c in result.checks if not c.manual) \
                 else "not_implemented_line"
-            lines.append("  " + say(key, lang, file=f"exercises/{ex.file}", id=ex.id))
+            lines.append("  " + say(key, lang, file=f"{files_in}/{ex.file}", id=ex.id))
             continue
         from grader.report.failure import import_block, import_failure
 

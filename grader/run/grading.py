@@ -65,7 +65,8 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         zygote.close(wait=False)  # this process exits once the report is out (grader.commands.main)
     text = render(results, fmt, lang, color=(sys.stdout.isatty() if color is None and out is None else bool(color)),
                   hidden_note=recorded, picture_dir=None if reference else folder / ".grade",
-                  hidden_visibility=hidden_visibility, show_hidden=show_hidden, show_answers=show_answers)
+                  hidden_visibility=hidden_visibility, show_hidden=show_hidden, show_answers=show_answers,
+                  files_in="exercises" if submission is None and not reference else str(folder))
     # A path with a byte that is not UTF-8 (a folder named so) reaches the report as a lone
     # surrogate, which no UTF-8 writer takes: shown as "?", so every format stays valid UTF-8.
     text = text.encode("utf-8", "replace").decode("utf-8")

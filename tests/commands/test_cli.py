@@ -49,6 +49,15 @@ def test_a_deleted_exercise_file_says_it_is_gone_not_unfinished(grade_exe, root,
     assert told == {"ex03_param_budget.py 不在提交目录中"}, told  # hidden checks too: never "your code raised"
 
 
+def test_a_missing_file_is_named_in_the_submission_folder_given(grade_exe, root, tmp_path):
+    """Under `--submission DIR` the line names DIR's file, not an `exercises/` the student never had."""
+    (tmp_path / "handed-in").mkdir()
+    shutil.copy(root / "solutions" / "ex01_windows.py", tmp_path / "handed-in")
+    run = grade(grade_exe, "--lang", "en", "ex03", "--submission", "handed-in", cwd=tmp_path)
+    assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr
+    assert run.stdout.splitlines()[1].strip().startswith("handed-in/ex03_param_budget.py is not there"), run.stdout
+
+
 def test_usage_errors_exit_2(grade_exe, root, tmp_path):
     unknown = grade(grade_exe, "ex99", cwd=tmp_path)
     assert unknown.returncode == 2 and "ex99" in unknown.stderr
