@@ -144,6 +144,25 @@ def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     return base / ".cache" / CACHE_SUBDIR
 
 
+def every_cache_dir(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Every folder this user's runs may have used as their cache: the current one, the
+    `~/.cache` one an earlier run without `XDG_CACHE_HOME` used, and the one under the
+    account's own home when `HOME` points elsewhere. The fence hides the private folders of
+    each (a key or answers from an earlier run stay out of reach of a later one's workers).
+
+    ``{"XDG_CACHE_HOME": "/tmp/c", "HOME": "/home/a"} -> [/tmp/c/gpt-course, /home/a/.cache/gpt-course, …]``
+    """
+    env = os.environ if env is None else env
+    found = [default_cache_dir(env), default_cache_dir({k: v for k, v in env.items() if k != "XDG_CACHE_HOME"})]
+    try:
+        import pwd
+
+        found.append(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / CACHE_SUBDIR)
+    except (ImportError, KeyError):  # no pwd (Windows), or a uid with no account (containers)
+        pass
+    return list(dict.fromkeys(found))
+
+
 def _how_to_get(ds: Dataset, cache_dir: Path) -> tuple[str, str]:
     zh = (
         f"获取方法（任选其一）：\n"

@@ -42,11 +42,10 @@ def data_folders(course: Course | None) -> list[str]:
 def fence_options(course: Course | None, *, hide=(), grants=()) -> dict:
     """What the fence is told by the judge: the data it grants, the cache's private folders it
     hides (the answers computed ahead, the key that seals a batch's OUT)."""
-    from grader.data.catalog import PRIVATE_FOLDERS
-    from grader.data.datasets import default_cache_dir
+    from grader.data.catalog import PRIVATE_FOLDERS, every_cache_dir
 
-    return {"grants": data_folders(course) + [str(g) for g in grants],
-            "hide": [str(default_cache_dir() / name) for name in PRIVATE_FOLDERS] + [str(h) for h in hide]}
+    private = [str(cache / name) for cache in every_cache_dir() for name in PRIVATE_FOLDERS]
+    return {"grants": data_folders(course) + [str(g) for g in grants], "hide": private + [str(h) for h in hide]}
 
 
 def start_zygote(course: Course | None = None, *, hide=(), grants=(), huge_pages: bool = False):

@@ -84,18 +84,21 @@ def test_a_key_that_cannot_be_made_leaves_out_unsealed_and_says_so(cache, tmp_pa
 
 PEEK = """
 import os
-path = os.path.join(os.environ["XDG_CACHE_HOME"], "gpt-course", "keys", "out-seal")
-try:
-    with open(path, "rb") as f:
-        print("KEY", f.read().hex())
-except OSError as err:
-    print("NO KEY", type(err).__name__)
+for cache in (os.environ["XDG_CACHE_HOME"], os.path.join(os.environ["HOME"], ".cache")):
+    path = os.path.join(cache, "gpt-course", "keys", "out-seal")
+    try:
+        with open(path, "rb") as f:
+            print("KEY", f.read().hex())
+    except OSError as err:
+        print("NO KEY", type(err).__name__)
 """
 
 
 @needs_root
 @pytest.mark.skipif(not os.path.isdir("/var/cache"), reason="a home for the user outside /tmp")
-def test_no_worker_reads_the_key_as_an_ordinary_user():
+@pytest.mark.parametrize("made_in", ["cache", ".cache"])
+def test_no_worker_reads_the_key_as_an_ordinary_user(made_in):
+    """Nor one an earlier run made in ~/.cache, before this run set XDG_CACHE_HOME (made_in=".cache")."""
     place = Path(tempfile.mkdtemp(dir="/tmp", prefix="grade-seal-"))
     # the user's home outside /tmp: a worker's /tmp is a fresh tmpfs, so a key there is out of
     # its sight whatever the fence hides
@@ -111,18 +114,19 @@ def test_no_worker_reads_the_key_as_an_ordinary_user():
         for path in (home, sub, sub / "ex01_windows.py"):
             os.chown(path, uid, uid)
         env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"), "GRADE_LANG": "en"}
+        earlier = {**env, "XDG_CACHE_HOME": ""} if made_in == ".cache" else env
         made = subprocess.run([*prefix, sys.executable, "-c", f"import sys; sys.path.insert(0, {str(KIT)!r}); "
-                               "from grader.cohort.seal import _key; _key()"], env=env, cwd="/", capture_output=True,
+                               "from grader.cohort.seal import _key; _key()"], env=earlier, cwd="/", capture_output=True,
                               text=True, timeout=120)
         assert made.returncode == 0, made.stderr[-2000:]
-        key = (home / "cache" / "gpt-course" / "keys" / "out-seal").read_bytes().hex()
+        key = (home / made_in / "gpt-course" / "keys" / "out-seal").read_bytes().hex()
         run = subprocess.run([*prefix, *GRADE, "ex01", "--submission", str(sub)], env=env, cwd=str(KIT),
                              capture_output=True, text=True, timeout=600)
     finally:
         shutil.rmtree(place, ignore_errors=True)
         shutil.rmtree(home, ignore_errors=True)
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stdout[-2000:] + run.stderr[-2000:]
-    assert "NO KEY" in run.stdout and key not in run.stdout, run.stdout[-3000:]
+    assert run.stdout.count("NO KEY") == 2 and key not in run.stdout, run.stdout[-3000:]
 
 
 def test_a_key_that_is_not_the_users_alone_seals_nothing(cache, tmp_path):
