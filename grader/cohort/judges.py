@@ -70,8 +70,12 @@ class Judge:
         from grader.run.startup import corpus_provider
 
         corpus = corpus_provider(self.course, resolved=self.corpus)
+        # The staged copy lacks what was refused: an `import helper` of a refused helper.py says why.
+        not_read = {name.removesuffix(".py"): f"{reason_text(p, 'zh')} / {reason_text(p, 'en')}"
+                    for name, p in student.refused.items()} if student else None
         return GradingSession(self.course, self.ids, submission=student.folder if student else None,
-                              zygote=self.zygote, references=references, lang=self.lang, corpus=corpus)
+                              zygote=self.zygote, references=references, lang=self.lang, corpus=corpus,
+                              not_read=not_read)
 
     def grade(self, student: Student, plugin, references, items) -> dict:
         from grader.report.json_report import as_json_dict

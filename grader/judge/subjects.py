@@ -34,14 +34,35 @@ def _exit_of(status: int | None) -> dict:
 
 
 
+def _with_why(obs: Observation, not_read: dict) -> Observation:
+    """An import of a refused file, failed: the judge's reason for not reading the file added
+    (display only: the module's name, from the student's process, only picks which of the
+    judge's own reasons is shown).
+
+        _with_why(<ModuleNotFoundError: No module named 'helper'>, {"helper": "未读取… / not read…"})
+        # its error gains "not_read": "未读取… / not read…"
+    """
+    error = obs.error
+    if not not_read or not error or not error.get("import_error") or error.get("not_read") \
+            or error.get("type") != "ModuleNotFoundError":
+        return obs
+    module = error.get("message", "").removeprefix("No module named ").strip("'")
+    if module in not_read:
+        obs.error = {**error, "not_read": not_read[module]}
+    return obs
+
+
 class WorkerSubject:
     """A submission's exercise, run in worker processes forked from the zygote."""
 
-    def __init__(self, zygote: Zygote, folder: Path, module: str, on_progress=None):
+    def __init__(self, zygote: Zygote, folder: Path, module: str, on_progress=None, not_read=None):
         # As given, never resolved: a folder that is (or sits behind) a link is refused by the
         # worker's intake, not followed to wherever it points (grader.sandbox.intake).
         self.folder = os.path.abspath(folder)
         self.module = module
+        # module -> why its file was refused before this folder was made (`grade batch` stages a
+        # copy without it), "zh / en": said when the exercise's `import` of it fails.
+        self.not_read = dict(not_read or {})
         self.tampered: list[str] = []  # what the worker's guard saw changed (grader.sandbox.guard)
         self._worker = Worker(zygote, self.folder, module)
         self.on_progress = on_progress  # (label, done, total) while a long call runs
@@ -59,7 +80,7 @@ class WorkerSubject:
         try:
             answer = self._worker.run(a_call.request(), timeout, report)
             self._note_tampering(answer)
-            return Observation.from_answer(answer)
+            return _with_why(Observation.from_answer(answer), self.not_read)
         except NoProcess as err:  # the session raises it after the checks (GradingSession.check_zygote)
             self.refused = err
             raise

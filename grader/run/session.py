@@ -28,7 +28,7 @@ class GradingSession:
                  zygote: Zygote | None = None, references: Callable[[str], Reference] | None = None,
                  lang: str = "zh", public_only: bool = False, corpus: Callable[[], str] | None = None,
                  on_progress: Callable | None = None, in_process: dict | None = None,
-                 only_checks: set[str] | None = None):
+                 only_checks: set[str] | None = None, not_read: dict[str, str] | None = None):
         self.course = course
         self.exercise_ids = list(exercise_ids)
         self.submission = Path(submission) if submission else None
@@ -40,6 +40,7 @@ class GradingSession:
         self._on_progress = on_progress
         self.in_process = in_process or {}  # exercise id -> module or subject, for trusted variants
         self.only_checks = only_checks
+        self.not_read = not_read  # module -> why its file was not read ("zh / en"; grade batch's refusals)
         self._subjects: dict[str, object] = {}
         self.tampered: dict[str, list[str]] = {}  # exercise id -> what its worker's guard saw changed
         self.clocks = SubmissionClock(course)  # per check, per exercise, per submission (run/budgets)
@@ -69,7 +70,7 @@ class GradingSession:
             self._subjects[exercise_id] = WorkerSubject(
                 self.zygote, self.submission, ex.module,
                 on_progress=(lambda label, done, total: self.progress("call", label, (done, total)))
-                if self._on_progress else None)
+                if self._on_progress else None, not_read=self.not_read)
         return self.clocks.check(exercise_id, self._subjects[exercise_id])
 
     def reference(self, exercise_id: str) -> Reference:

@@ -56,6 +56,8 @@ def test_linked_folders_and_files_score_zero_in_batch(tmp_path):
     (cohort / "fifo").mkdir()
     os.mkfifo(cohort / "fifo" / "ex01_windows.py")
     os.symlink(KIT / "solutions", cohort / "wholelink")  # the student folder itself
+    _write(cohort / "helperlink", "ex01_windows.py", "from windows_helper import *\n")
+    os.symlink(KIT / "solutions" / "ex01_windows.py", cohort / "helperlink" / "windows_helper.py")
     out = tmp_path / "out"
     run = _grade("batch", str(cohort), "--out", str(out), "--only", "ex01", "-j", "1", "--no-progress", timeout=900)
     assert run.returncode in (0, 1), run.stderr[-2000:]
@@ -67,6 +69,10 @@ def test_linked_folders_and_files_score_zero_in_batch(tmp_path):
         ex01 = book[name]["exercises"][0]
         assert ex01["status"] == "failed" and {c["kind"] for c in ex01["checks"]} == {"refused"}, ex01
     assert rows.get("wholelink", {"ex01": "0"})["ex01"] == "0"
+    # importing a helper refused alone: the import error says why, as a single run's does
+    assert rows["helperlink"]["ex01"] == "0"
+    said = {c["message"] for c in book["helperlink"]["exercises"][0]["checks"]}
+    assert all(m.endswith("No module named 'windows_helper' (windows_helper.py: is a symbolic link, not read)") for m in said), said
 
 
 @pytest.mark.parametrize("layout", ["folder_link", "cwd_link", "module_link", "module_fifo", "helper_link"])
