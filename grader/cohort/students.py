@@ -231,29 +231,58 @@ def holds_exercise_files(folder: Path, own: tuple[str, ...] = ("staged", "studen
 
 def is_nbgrader_dir(root: Path) -> bool:
     """`submitted/<student>/<assignment>/*.ipynb` (root may be the course folder or submitted/)."""
-    root = root / "submitted" if (root / "submitted").is_dir() else root
-    for student in (e for e in _scan(root) if _is_dir(e)):
-        for assignment in (e for e in _scan(Path(student.path)) if _is_dir(e, follow=False)):
-            if any(e.name.endswith(".ipynb") for e in _scan(Path(assignment.path))):
-                return True
-    return False
+    return cohort_layout(root)[1]
+
+
+def cohort_layout(root: Path) -> tuple[Path, bool]:
+    """Where the student folders are, and whether they are nbgrader's: (folder, nbgrader).
+
+    nbgrader's when more student folders hold an assignment's notebooks
+    (`<student>/<assignment>/*.ipynb`, the assignment not a hidden folder such as
+    `.ipynb_checkpoints`) than hold exercise files (`exNN_*.py`, at the top or in `exercises/`):
+    one student's stray notebook never turns a cohort of `.py` files into notebooks. The
+    students are in `root/submitted` (an nbgrader course folder) only when that holds nbgrader
+    submissions and no other folder of root holds exercise files (a student named `submitted`
+    is one student of root).
+
+        cohort_layout(Path("course"))   # course/submitted/alice/ch05/ch05.ipynb -> (course/submitted, True)
+    """
+    root = Path(root)
+    loose, notebooks = _votes(root, leave_out="submitted")
+    submitted = root / "submitted"
+    if not loose and submitted.is_dir():
+        inside_loose, inside_notebooks = _votes(submitted)
+        if inside_notebooks > inside_loose:
+            return submitted, True
+    return root, notebooks > loose and notebooks > 0
+
+
+def _votes(folder: Path, leave_out: str | None = None) -> tuple[int, int]:
+    """How many student folders of `folder` hold exercise files, and how many only an
+    assignment's notebooks (links below a student's folder not followed)."""
+    loose = notebooks = 0
+    for student in (e for e in _scan(folder) if e.name != leave_out and _is_dir(e)):
+        top = _scan(Path(student.path))
+        inner = [e for e in top if e.name in INNER and _is_dir(e, follow=False)]
+        if any(EXERCISE_FILE.match(e.name) for e in top) or \
+                any(EXERCISE_FILE.match(e.name) for d in inner for e in _scan(Path(d.path))):
+            loose += 1
+        elif any(e.name.endswith(".ipynb") for a in top if not a.name.startswith(".") and _is_dir(a, follow=False)
+                 for e in _scan(Path(a.path))):
+            notebooks += 1
+    return loose, notebooks
 
 
 def not_students(root: Path) -> list[str]:
     """The entries of DIR that get no row: files, FIFOs and the like beside the student folders
     (a `bob.zip` never unpacked), by name, for the batch to say so."""
-    root = Path(root)
-    if is_nbgrader_dir(root) and (root / "submitted").is_dir():
-        root = root / "submitted"
+    root, _ = cohort_layout(root)
     return [display_name(e.name) for e in _scan(root) if not (_is_dir(e) or _leads_nowhere(e))]
 
 
 def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path, ...] = ()) -> list[Student]:
     """Every folder under `root` as a Student, in name order (`skip`: OUT, when it lies in root)."""
-    root = Path(root)
-    nbgrader = is_nbgrader_dir(root)
-    if nbgrader and (root / "submitted").is_dir():
-        root = root / "submitted"
+    root, nbgrader = cohort_layout(root)
     skipped = {os.path.realpath(p) for p in skip}
     entries = _scan(root)
     folders = {os.path.realpath(e.path): e.name for e in entries if not e.is_symlink() and _is_dir(e)}

@@ -31,7 +31,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
-from grader.cohort.students import display_name, find_students, is_nbgrader_dir, not_students, student_key
+from grader.cohort.students import (cohort_layout, display_name, find_students, is_nbgrader_dir, not_students,
+                                     student_key)
 from grader.model.course import load_course
 from tests.cohort.test_batch import GRADE, batch
 from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
@@ -95,6 +96,28 @@ def test_a_students_linked_folder_does_not_make_a_cohort_nbgrader(tmp_path):
     (tmp_path / "cohort" / "bob" / "ch05").mkdir(parents=True)
     (tmp_path / "cohort" / "bob" / "ch05" / "ch05.ipynb").write_text("{}", encoding="utf-8")
     assert is_nbgrader_dir(tmp_path / "cohort")
+
+
+def test_one_students_notebooks_do_not_make_a_cohort_of_files_nbgrader(tmp_path):
+    """A stray notebook (a sub-folder's, Jupyter's `.ipynb_checkpoints`) or a student named
+    `submitted` leaves a cohort of `.py` files as it is: every student keeps their row."""
+    cohort = tmp_path / "cohort"
+    for name in ("alice", "bob", "submitted"):
+        (cohort / name).mkdir(parents=True)
+        (cohort / name / "ex01_windows.py").write_text("", encoding="utf-8")
+    (cohort / "alice" / "notes").mkdir()
+    (cohort / "alice" / "notes" / "play.ipynb").write_text("{}", encoding="utf-8")
+    (cohort / "submitted" / ".ipynb_checkpoints").mkdir()
+    (cohort / "submitted" / ".ipynb_checkpoints" / "a-checkpoint.ipynb").write_text("{}", encoding="utf-8")
+    (cohort / "carol" / ".ipynb_checkpoints").mkdir(parents=True)
+    (cohort / "carol" / ".ipynb_checkpoints" / "ch05-checkpoint.ipynb").write_text("{}", encoding="utf-8")
+    assert cohort_layout(cohort) == (cohort, False) and not_students(cohort) == []
+    # an nbgrader course folder: its submitted/ holds the students
+    course_folder = tmp_path / "course"
+    (course_folder / "submitted" / "alice" / "ch05").mkdir(parents=True)
+    (course_folder / "submitted" / "alice" / "ch05" / "ch05.ipynb").write_text("{}", encoding="utf-8")
+    (course_folder / "source" / "ch05").mkdir(parents=True)
+    assert cohort_layout(course_folder) == (course_folder / "submitted", True)
 
 
 def test_an_edited_state_is_recomputed_from_its_checks():
