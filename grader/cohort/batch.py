@@ -47,7 +47,7 @@ from grader.cohort.gradebook import (
     write_gradebook,
 )
 from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
-from grader.cohort.layout import COHORT_FILE, LOCK_NAME, inside_an_out
+from grader.cohort.layout import COHORT_FILE, LOCK_NAME, holds_lock, inside_an_out
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
 from grader.cohort.students import (Student, display_name, find_students, is_nbgrader_dir, not_students,
@@ -127,7 +127,10 @@ def _gradebook_of(out: Path, root: Path) -> bool:
     read (a student's `cohort.json` and lock file do not make their folder OUT: it keeps its row)."""
     from grader.cohort.students import holds_exercise_files
 
-    return sealed_out(out, root) and not holds_exercise_files(out)
+    try:
+        return sealed_out(out, root) and not holds_exercise_files(out)
+    except OSError:  # a folder that cannot be read is a student's (it keeps its row), never OUT
+        return False
 
 
 def _unsealed_out_of(out: Path, root: Path) -> bool:
@@ -137,8 +140,10 @@ def _unsealed_out_of(out: Path, root: Path) -> bool:
     and no exercise file or notebook; resumed, it is sealed again (`gradebook.hold_out`)."""
     from grader.cohort.students import holds_exercise_files
 
-    return (out / LOCK_NAME).is_file() and held_cohort(out) in (None, cohort_text(root)) \
-        and not holds_exercise_files(out)
+    try:
+        return holds_lock(out) and held_cohort(out) in (None, cohort_text(root)) and not holds_exercise_files(out)
+    except OSError:  # a folder that cannot be read is a student's (it keeps its row), never OUT
+        return False
 
 
 def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tuple[int, int] = (1, 1),
@@ -172,7 +177,7 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         try:
             # this cohort's gradebooks from runs with another --out in DIR: the kit's, not students
             others = [folder for folder in _folders_in(root)
-                      if folder != out and (folder / LOCK_NAME).exists() and _gradebook_of(folder, root)]
+                      if folder != out and holds_lock(folder) and _gradebook_of(folder, root)]
             if others:
                 print(say("batch_other_outs", lang, names=", ".join(display_name(f.name) for f in others)),
                       file=sys.stderr, flush=True)

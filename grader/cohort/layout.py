@@ -7,6 +7,22 @@ LOCK_NAME = ".grade-batch.lock"  # flock'ed while a batch runs (grader.cohort.gr
 COHORT_FILE = "cohort.json"  # which cohort OUT holds
 
 
+def holds_lock(folder) -> bool:
+    """Whether `folder` holds OUT's lock file: a regular file, not followed if a link. Never
+    raises: a student's folder that cannot be searched, or whose lock name is a link to a name
+    too long, is simply not an OUT.
+
+    >>> holds_lock("/srv/grading/out")   # with /srv/grading/out/.grade-batch.lock
+    True
+    """
+    import stat
+
+    try:
+        return stat.S_ISREG(os.lstat(os.path.join(folder, LOCK_NAME)).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
 def inside_an_out(path: str) -> bool:
     """Whether `path` (resolved) is in, or is, a folder holding both of OUT's files: another
     batch's staged copies or gradebook, never a submission.

@@ -250,7 +250,7 @@ def cohort_layout(root: Path) -> tuple[Path, bool]:
     root = Path(root)
     loose, notebooks = _votes(root, leave_out="submitted")
     submitted = root / "submitted"
-    if not loose and submitted.is_dir():
+    if not loose and os.path.isdir(submitted):  # never raises (a link to a name too long)
         inside_loose, inside_notebooks = _votes(submitted)
         if inside_notebooks > inside_loose:
             return submitted, True

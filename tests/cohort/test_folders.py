@@ -535,6 +535,28 @@ def test_a_student_folder_linked_nowhere_keeps_its_row(course, tmp_path):
         assert not student.present and student.problems[0]["reason"] == "dead_link", student
 
 
+def test_names_a_batch_looks_for_cannot_stop_it(course, tmp_path):
+    """OUT's lock name as a link to a name too long, a `submitted` link to one, a folder that
+    cannot be searched (as an ordinary user, the batch's: 0o000 here, root's own elsewhere):
+    each a row, the others graded, never the whole batch stopped."""
+    cohort = tmp_path / "cohort"
+    for name in ("ok", "longlock", "shut"):
+        (cohort / name).mkdir(parents=True)
+        (cohort / name / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    os.symlink("x" * 300, cohort / "longlock" / ".grade-batch.lock")
+    os.symlink("y" * 300, cohort / "submitted")
+    os.chmod(cohort / "shut", 0)
+    try:
+        run = batch(course, cohort, tmp_path / "out", "--only", "ex01")
+    finally:
+        os.chmod(cohort / "shut", 0o755)
+    assert run.returncode in (0, 1) and "Traceback" not in run.stderr, run.stderr[-2000:]
+    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
+    assert sorted(rows) == ["(max)", "longlock", "ok", "shut", "submitted"], rows
+    assert rows["ok"]["ex01"] == rows["longlock"]["ex01"] == rows["(max)"]["ex01"]
+    assert rows["submitted"]["note"] and rows["submitted"]["ex01"] == "0"
+
+
 def test_a_student_folder_linked_to_another_students_work_is_refused(course, tmp_path):
     """A link to a peer's folder (or into it), to DIR itself, or into another batch's OUT is not
     that student's work; a link out of DIR, to a folder no other entry is, is graded."""
