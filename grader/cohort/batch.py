@@ -55,6 +55,7 @@ from grader.cohort.students import (Student, display_name, find_students, is_nbg
 from grader.model.course import Course
 from grader.model.fingerprint import answers_fingerprint, derived_fingerprint
 from grader.model.messages import say
+from grader.model.paths import inside_the_kit
 from grader.run.budgets import worst_case_seconds
 
 __all__ = [
@@ -91,6 +92,9 @@ def check_out(root: Path, out: Path) -> None:
         raise OutError(f"--out {out}: 不能是提交目录本身 / cannot be the submissions folder itself")
     if out.exists() and not out.is_dir():
         raise OutError(f"--out {out}: 已存在且不是文件夹 / exists and is not a folder")
+    if inside_the_kit(out):
+        raise OutError(f"--out {out}: 在工具包自己的文件夹里（solutions/、exercises/、grader/ …）/ is inside one of "
+                       f"the kit's own folders (solutions/, exercises/, grader/, …); choose a folder outside them")
     if root in out.parents and (out.parent != root or (out.exists() and not _gradebook_of(out, root)
                                                        and not _unsealed_out_of(out, root))):
         # a student's folder (or inside one): grading into it would drop that student's row

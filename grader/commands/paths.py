@@ -56,12 +56,24 @@ class OutputFile(AnyPath):
         if inside_an_out(os.path.realpath(folder)):
             self.fail(f"在 grade batch 的输出目录里，会覆盖它的成绩 / is inside grade batch's OUT and would "
                       f"overwrite its gradebook: {path}", param, ctx)
-        if path.suffix.lower() in (".py", ".ipynb"):  # `--out ex01_windows.py`: the student's work, never a report
+        # what is written is where a link leads: `--out report.json -> ex01_windows.py` is the code file
+        device = os.path.abspath(path).startswith("/dev/")  # /dev/stdout, /dev/null: written, a pipe or not
+        target = Path(os.path.realpath(path)) if not device else path
+        if path.suffix.lower() in (".py", ".ipynb") or target.suffix.lower() in (".py", ".ipynb"):
+            # `--out ex01_windows.py`: the student's work, never a report
             self.fail(f"是代码文件，报告会覆盖它 / is a code file the report would overwrite: {path}", param, ctx)
-        if os.path.lexists(path) and stat.S_ISFIFO(os.lstat(path).st_mode):  # (/dev/stdout is a link: written)
+        if not device and _is_fifo(path):
             self.fail(f"是 FIFO，没有读者时写入会一直等 / is a FIFO (writing would wait for a reader): {path}",
                       param, ctx)
         return path
+
+
+def _is_fifo(path: Path) -> bool:
+    """A FIFO, or a link to one (never raises: a dangling link is a new file)."""
+    try:
+        return stat.S_ISFIFO(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 class OutputFolder(AnyPath):

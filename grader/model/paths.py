@@ -38,3 +38,22 @@ def kit_file(relative: str) -> Path:
 def checkout_folder(relative: str) -> Path | None:
     """A folder of the kit's checkout (`datasets`), or None when the kit is installed."""
     return KIT_ROOT / relative if in_checkout() else None
+
+
+# The kit's own folders: never a place for what a command writes (a gradebook's staged
+# students inside solutions/ would pass for reference code).
+OWN_FOLDERS = ("solutions", "exercises", "grader", "tests", "bench", "datasets", ".git")
+
+
+def inside_the_kit(path: str | Path) -> bool:
+    """Whether `path` (resolved) is one of the kit's own folders or inside one (the package
+    itself, installed or not, included).
+
+    >>> inside_the_kit(KIT_ROOT / "solutions" / "out"), inside_the_kit(KIT_ROOT / "out")
+    (True, False)
+    """
+    import os
+
+    real = Path(os.path.realpath(path))
+    owned = [PACKAGE_DIR, *(KIT_ROOT / name for name in OWN_FOLDERS if in_checkout())]
+    return any(real == folder or folder in real.parents for folder in owned)

@@ -368,9 +368,11 @@ def test_out_is_checked_before_grading(course, tmp_path):
     assert run.returncode == 2 and "student's folder" in run.stderr, run.stderr
     # an existing folder that is not empty and holds no gradebook: the kit's solutions/, the
     # working folder (`--out ""`), a home folder
-    for out in (KIT / "solutions", afile.parent):
+    run = batch(course, folder, afile.parent)
+    assert run.returncode == 2 and "not empty" in run.stderr and "Traceback" not in run.stderr, run.stderr
+    for out in (KIT / "solutions", KIT / "solutions" / "new", KIT / "grader" / "checks" / "new"):  # the kit's own
         run = batch(course, folder, out)
-        assert run.returncode == 2 and "not empty" in run.stderr and "Traceback" not in run.stderr, run.stderr
+        assert run.returncode == 2 and "kit's own folders" in run.stderr and not (KIT / "solutions" / "new").exists()
     run = batch(course, folder, "", cwd=tmp_path)
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     empty = tmp_path / "empty"

@@ -81,8 +81,11 @@ def test_a_report_file_that_cannot_be_written_is_refused_before_grading(grade_ex
     sub.mkdir()
     (sub / "ex01_windows.py").write_text("X = 1\n")
     os.mkfifo(tmp_path / "pipe")
+    os.symlink(sub / "ex01_windows.py", tmp_path / "to-code.json")  # what is written is where a link leads
+    os.symlink(tmp_path / "pipe", tmp_path / "to-pipe.json")
     for where, said in ((tmp_path / "nowhere" / "report.txt", "does not exist"), (tmp_path, "is a directory"),
-                        (out / "grades.csv", "OUT"), (sub / "ex01_windows.py", "code file"), (tmp_path / "pipe", "FIFO")):
+                        (out / "grades.csv", "OUT"), (sub / "ex01_windows.py", "code file"), (tmp_path / "pipe", "FIFO"),
+                        (tmp_path / "to-code.json", "code file"), (tmp_path / "to-pipe.json", "FIFO")):
         run = grade(grade_exe, "ex01", "--reference", "--out", str(where))
         assert run.returncode == 2 and said in run.stderr, run.stderr
         assert "Traceback" not in run.stdout + run.stderr
