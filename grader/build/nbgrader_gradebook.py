@@ -15,10 +15,13 @@ scores into the course's `gradebook.db` with nbgrader's Gradebook API, so formgr
   nbgrader's own autograde does (`needs_manual_grade`); cells graded by hand only (ex04's
   written answer) are left as they are;
 - a student or submission nbgrader does not know yet is added (as `nbgrader autograde
-  --create` would), so the route works with or without a run of nbgrader's autograde.
+  --create` would), so the route works with or without a run of nbgrader's autograde;
+- an assignment the gradebook does not know refuses the whole write, before anything is
+  written; a student folder whose name is not text (a byte that is not UTF-8) is skipped and
+  named (its row in grades.csv stays).
 
     >>> write_scores(book, Path("course/submitted"), "course/gradebook.db")
-    {'students': 2, 'submissions': 3, 'cells': 87, 'kept_manual': 1}
+    {'students': 2, 'submissions': 3, 'cells': 87, 'kept_manual': 1, 'skipped': []}
 """
 
 from __future__ import annotations
@@ -44,8 +47,9 @@ def gradebook_url(where: str | Path) -> str:
 
 def submitted_assignments(root: Path) -> dict[str, list[str]]:
     """`submitted/<student>/<assignment>/*.ipynb` -> {student: [assignment, …]}."""
-    root = Path(root)
-    root = root / "submitted" if (root / "submitted").is_dir() else root
+    from grader.cohort.students import cohort_layout
+
+    root, _ = cohort_layout(root)  # the folder `grade batch` read the students from
     found: dict[str, list[str]] = {}
     for student in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         for assignment in sorted(p for p in student.iterdir() if p.is_dir() and not p.name.startswith(".")):
@@ -73,13 +77,24 @@ def write_scores(book: dict, submitted: Path, db: str | Path) -> dict:
 
     url = gradebook_url(db)
     handed_in = submitted_assignments(submitted)
-    summary = {"students": 0, "submissions": 0, "cells": 0, "kept_manual": 0}
+    summary = {"students": 0, "submissions": 0, "cells": 0, "kept_manual": 0, "skipped": []}
     with Gradebook(url) as gb:
         known = {a.name for a in gb.assignments}
+        # checked before anything is written: a gradebook is never left with part of a class
+        unknown = sorted({a for student, assignments in handed_in.items() for a in assignments
+                          if a not in known and _text(student) and book.get("students", {}).get(display_name(student))})
+        if unknown:
+            shown = ", ".join(display_name(a) for a in unknown)
+            raise click.ClickException(
+                f"nbgrader 的 gradebook 里没有这些作业，什么都没有写入 / the gradebook has no assignment {shown}; "
+                f"nothing was written: nbgrader generate_assignment …, or rename the submitted folders")
         for student, assignments in handed_in.items():
             result = book.get("students", {}).get(display_name(student))  # as the batch keys its rows
             if result is None:
                 continue  # not graded in this run (another shard, or no exercise files)
+            if not _text(student):  # a folder name that is not text: no nbgrader student can have it
+                summary["skipped"].append(display_name(student))
+                continue
             graded, scores = cell_scores(result)
             summary["students"] += 1
             try:
@@ -87,10 +102,6 @@ def write_scores(book: dict, submitted: Path, db: str | Path) -> dict:
             except MissingEntry:
                 gb.add_student(student)
             for assignment in assignments:
-                if assignment not in known:
-                    raise click.ClickException(
-                        f"nbgrader 的 gradebook 里没有作业 {assignment} / the gradebook has no assignment {assignment!r}: "
-                        f"nbgrader generate_assignment {assignment}")
                 try:
                     submission = gb.find_submission(assignment, student)
                 except MissingEntry:
@@ -106,3 +117,12 @@ def write_scores(book: dict, submitted: Path, db: str | Path) -> dict:
                         summary["kept_manual"] += grade.manual_score is not None
         gb.db.commit()
     return summary
+
+
+def _text(name: str) -> bool:
+    """A name the gradebook can store (a folder name with a byte that is not UTF-8 is not)."""
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False

@@ -104,6 +104,9 @@ def _write_nbgrader(book: dict, folder: Path, db: str) -> None:
     done = write_scores(book, folder, _nbgrader_target(folder, db))
     click.echo(f"nbgrader gradebook: {done['students']} 名学生 / students, {done['submissions']} 份提交 / submissions, "
                f"{done['cells']} 个评分单元格 / grade cells ({done['kept_manual']} 保留人工分 / manual grades kept)")
+    if done["skipped"]:
+        click.echo(f"nbgrader gradebook: 文件夹名不是文本（不是 UTF-8），没有写入 / folder names that are not text "
+                   f"(not UTF-8), not written: {', '.join(done['skipped'])}", err=True)
 
 
 def _select(course: Course, only) -> list[str]:

@@ -42,6 +42,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 from grader.model.course import load_course
@@ -396,3 +397,36 @@ def test_a_student_id_with_a_backslash_keeps_its_scores(tmp_path, monkeypatch):
     assert summary["students"] == 1 and summary["submissions"] == 1
     with Gradebook(f"sqlite:///{db}") as gb:
         assert gb.find_submission("ch05", "a\\b").student.id == "a\\b"
+
+
+@pytest.mark.filterwarnings("ignore:Object of type <SubmittedAssignment> not in session")
+def test_the_gradebook_gets_every_student_or_none(tmp_path, monkeypatch):
+    """An assignment the gradebook does not know (`CH05`) refuses the write before any student
+    is written; a folder name that is not text (the byte 0xFF) is skipped and named, the
+    others written."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from grader.build.nbgrader_gradebook import write_scores
+    from grader.cohort.students import display_name
+
+    odd = os.fsdecode(b"bad\xff")
+    for student, assignment in (("alice", "ch05"), (odd, "ch05"), ("zed", "ch05")):
+        (tmp_path / "submitted" / student / assignment).mkdir(parents=True)
+        nbformat.write(nbformat.v4.new_notebook(), tmp_path / "submitted" / student / assignment / "ch05.ipynb")
+    db = tmp_path / "gradebook.db"
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(NBGRADER).parent), os.environ.get("PATH", "")]))  # alembic
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_assignment("ch05")
+    book = {"students": {display_name(n): {"score": 3, "exercises": []} for n in ("alice", odd, "zed", "bob")}}
+    (tmp_path / "submitted" / "bob" / "CH05").mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(), tmp_path / "submitted" / "bob" / "CH05" / "ch05.ipynb")
+    with pytest.raises(click.ClickException, match="CH05"):
+        write_scores(book, tmp_path / "submitted", db)
+    with Gradebook(f"sqlite:///{db}") as gb:
+        with pytest.raises(MissingEntry):
+            gb.find_student("alice")  # nothing written
+    shutil.rmtree(tmp_path / "submitted" / "bob")
+    summary = write_scores(book, tmp_path / "submitted", db)
+    assert summary["students"] == 2 and summary["skipped"] == [r"bad\xff"], summary
+    with Gradebook(f"sqlite:///{db}") as gb:
+        assert {s.id for s in gb.students} == {"alice", "zed"}
