@@ -145,13 +145,11 @@ def _is_dir(entry: os.DirEntry, follow: bool = True) -> bool:
         return False
 
 
-def _peer_of(entry: os.DirEntry, root: Path, folders: dict[str, str]) -> str | None:
-    """For a student folder that is a link: the folder of DIR it shares its files with (another
-    student's, or one inside it: that student's name; DIR itself or a folder above it: ""), or
-    None when it leads outside DIR to a folder no other entry of DIR is."""
-    if not entry.is_symlink():
-        return None
-    real, top = os.path.realpath(entry.path), os.path.realpath(root)
+def _peer_of(real: str, top: str, folders: dict[str, str]) -> str | None:
+    """For a student folder that is a link, resolved to `real`: the folder of DIR (resolved:
+    `top`) it shares its files with (another student's, one inside it, or one an earlier link
+    of DIR already leads to: that name; DIR itself or a folder above it: ""), or None when it
+    leads outside DIR to a folder no other entry of DIR is."""
     if real == top or top.startswith(real.rstrip(os.sep) + os.sep):
         return ""
     if real in folders:
@@ -166,21 +164,19 @@ def _leads_nowhere(entry: os.DirEntry) -> bool:
     return entry.is_symlink() and not os.path.exists(entry.path)
 
 
-def _links_into(entry: os.DirEntry, course: Course, outs: set[str]) -> bool:
-    """A student folder that is a link to the kit (its solutions/), into OUT or any other
-    batch's OUT (other students' staged files, the gradebook) or into /proc (/proc/self/cwd)."""
-    if not entry.is_symlink():
-        return False
+def _links_into(path: str, real: str, course: Course, outs: set[str]) -> bool:
+    """A student folder that is a link (`path`, resolved: `real`) to the kit (its solutions/),
+    into OUT or any other batch's OUT (other students' staged files, the gradebook) or into
+    /proc (/proc/self/cwd)."""
     from grader.model.paths import KIT_ROOT
 
-    real = os.path.realpath(entry.path)
     kits = {os.path.realpath(p) for p in (KIT_ROOT, course.root, course.solutions_dir)} | outs
     inside = any(real == kit or real.startswith(kit.rstrip(os.sep) + os.sep) for kit in kits)
     holder = out_holding(real)
     # A folder that holds OUT's two files and exercise files of its own is a student's folder
     # with a cohort file in it, not an OUT (whose exercise files are only under staged/).
     into_an_out = holder is not None and not (holder == real and holds_exercise_files(Path(real)))
-    return inside or into_an_out or _resolves_through_proc(entry.path)
+    return inside or into_an_out or _resolves_through_proc(path)
 
 
 def _resolves_through_proc(path: str, max_links: int = 40) -> bool:
@@ -285,24 +281,31 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
     root, nbgrader = cohort_layout(root)
     skipped = {os.path.realpath(p) for p in skip}
     entries = _scan(root)
-    folders = {os.path.realpath(e.path): e.name for e in entries if not e.is_symlink() and _is_dir(e)}
+    top = os.path.realpath(root)
+    folders = {os.path.join(top, e.name): e.name for e in entries if not e.is_symlink() and _is_dir(e)}
     students = []
     for entry in entries:
         dead = _leads_nowhere(entry)  # a link to a student's folder that is gone still has its row
-        if not (dead or _is_dir(entry)) or (not entry.is_symlink() and os.path.realpath(entry.path) in skipped):
+        # Resolved once: what is checked is what is read (a folder swapped for a link to the
+        # kit after this is refused by the survey, which follows no link on the way).
+        real = os.path.realpath(entry.path)
+        linked = entry.is_symlink() or real != os.path.join(top, entry.name)
+        if not (dead or _is_dir(entry)) or (not linked and real in skipped):
             continue  # files beside the folders; OUT itself (a link to it is a student's row, refused below)
         key = student_key(entry.name)
         target = Path(staged) / key
-        peer = _peer_of(entry, root, folders)
+        peer = _peer_of(real, top, folders) if linked else None
         if dead:
             files, problems = {}, [{"file": display_name(entry.name), "reason": "dead_link"}]
-        elif _links_into(entry, course, skipped):  # the kit's files and OUT's are never a submission
+        elif linked and _links_into(entry.path, real, course, skipped):  # the kit's and OUT's are no submission
             files, problems = {}, [{"file": display_name(entry.name), "reason": "kit_link"}]
         elif peer is not None:  # another student's work is theirs, graded once, under their name
             files, problems = {}, [{"file": display_name(entry.name), "reason": "peer_link", "peer": peer}
                                    if peer else {"file": display_name(entry.name), "reason": "dir_link"}]
         else:
-            files, problems = _read_student(entry.path, course, nbgrader)
+            if linked:  # a folder outside DIR: graded once, as the first link to it (a later one is its peer)
+                folders.setdefault(real, entry.name)
+            files, problems = _read_student(real, course, nbgrader)
         fingerprint = _stage(target, files, problems)
         names = set(files)
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)
@@ -325,12 +328,13 @@ def _read_student(folder: str, course: Course, nbgrader: bool) -> tuple[dict[str
     """The files to stage and the problems, the folder surveyed by intake's rules first.
 
     Links the instructor made on the way to the folder (and the folder itself, when it is one)
-    are taken as they are (`realpath`); below it nothing is followed, and only the folders the
+    are taken as they are: `folder` is resolved (`realpath`) by the caller, who checked that
+    path; below it nothing is followed, and only the folders the
     exercises may be read from are walked. A link or special file is refused alone: as a file
     the exercises are read from, that exercise says why; anywhere else it is only noted.
     """
-    try:
-        found = survey(os.path.realpath(folder), descend=_assignment if nbgrader else _inner, tolerate=_alone)
+    try:  # `folder` is resolved already: the survey follows no link on its way to it
+        found = survey(folder, descend=_assignment if nbgrader else _inner, tolerate=_alone)
         return _notebook_files(found, course) if nbgrader else _source_files(found)
     except SubmissionRefused as err:
         return {}, [_whole(err)]

@@ -23,6 +23,7 @@ import socket
 import stat
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -557,6 +558,44 @@ def test_names_a_batch_looks_for_cannot_stop_it(course, tmp_path):
     assert sorted(rows) == ["(max)", "longlock", "ok", "shut", "submitted"], rows
     assert rows["ok"]["ex01"] == rows["longlock"]["ex01"] == rows["(max)"]["ex01"]
     assert rows["submitted"]["note"] and rows["submitted"]["ex01"] == "0"
+
+
+def test_a_folder_swapped_for_a_link_after_the_listing_never_stages_the_kit(course, tmp_path, monkeypatch):
+    """A folder listed as a folder, then swapped for a link to the kit's solutions/ before it
+    is read (someone writing into DIR during the batch): what is checked is what is read, so
+    it is refused, and no reference file is staged as that student's."""
+    import grader.cohort.students as students_module
+
+    cohort = tmp_path / "cohort"
+    (cohort / "race").mkdir(parents=True)
+    (cohort / "race" / EX01).write_text("X = 1\n", encoding="utf-8")
+    listed = students_module._scan
+
+    def scan_then_swap(folder):
+        entries = listed(folder)
+        if sys._getframe(1).f_code.co_name == "find_students" and not (cohort / "race").is_symlink():
+            (cohort / "race").rename(tmp_path / "away")
+            os.symlink(KIT / "solutions", cohort / "race")
+        return entries
+
+    monkeypatch.setattr(students_module, "_scan", scan_then_swap)
+    found = find_students(cohort, load_course(course), tmp_path / "staged")
+    assert [s.name for s in found] == ["race"] and not found[0].present, found
+    assert not list((tmp_path / "staged").rglob("*.py")), list((tmp_path / "staged").rglob("*"))
+
+
+def test_two_links_to_one_folder_outside_are_graded_once(course, tmp_path):
+    """An instructor's links to students' folders elsewhere are followed; two links to the same
+    folder: the first graded, the second its peer (one student's work never gets two rows)."""
+    (tmp_path / "elsewhere" / "carol").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "carol" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    cohort = tmp_path / "cohort"
+    cohort.mkdir()
+    os.symlink(tmp_path / "elsewhere" / "carol", cohort / "link1")
+    os.symlink(tmp_path / "elsewhere" / "carol", cohort / "link2")
+    found = {s.name: s for s in find_students(cohort, load_course(course), tmp_path / "staged")}
+    assert found["link1"].present == {"ex01"} and not found["link1"].problems
+    assert found["link2"].problems[0]["reason"] == "peer_link" and found["link2"].problems[0]["peer"] == "link1"
 
 
 def test_a_student_folder_linked_to_another_students_work_is_refused(course, tmp_path):
