@@ -335,7 +335,7 @@ def _read_student(folder: str, course: Course, nbgrader: bool) -> tuple[dict[str
     """
     try:  # `folder` is resolved already: the survey follows no link on its way to it
         found = survey(folder, descend=_assignment if nbgrader else _inner, tolerate=_alone)
-        return _notebook_files(found, course) if nbgrader else _source_files(found)
+        return _notebook_files(found, course) if nbgrader else _source_files(found, course)
     except SubmissionRefused as err:
         return {}, [_whole(err)]
 
@@ -388,10 +388,20 @@ def _read_one(found: Survey, parts: tuple[str, ...], cap: int) -> bytes | None:
     return None if isinstance(data, SubmissionRefused) else data
 
 
-def _source_files(found: Survey) -> tuple[dict[str, bytes], list[dict]]:
+def holds_course_files(listing: dict, course: Course) -> bool:
+    """Whether a folder's listing ({name: lstat, or a refusal}) holds a course exercise file as
+    a regular file: what makes a student's `exercises/` the folder their work is read from
+    (one holding only a link, a FIFO, a folder so named or an `ex99_scratch.py` does not hide
+    the files beside it). Shared by `grade batch` and single runs (`--submission DIR`)."""
+    files = {ex.file for ex in course.exercises}
+    return any(name in files and isinstance(info, os.stat_result) and stat.S_ISREG(info.st_mode)
+               for name, info in listing.items())
+
+
+def _source_files(found: Survey, course: Course) -> tuple[dict[str, bytes], list[dict]]:
     """The `*.py` files of the folder the exercises are in, and the problems of the others."""
     inner = _at(found, INNER) if INNER in found.entries else {}
-    base = INNER if any(EXERCISE_FILE.match(name) for name in inner) else ()
+    base = INNER if holds_course_files(inner, course) else ()
     files: dict[str, bytes] = {}
     problems: list[dict] = []
     total = 0

@@ -7,6 +7,7 @@ or the checks are loaded here, so workers forked from it hold none of them.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -21,18 +22,26 @@ from grader.sandbox import NoProcess, ZygoteGone
 GRADER_FAULT = 3  # the exit code when the grader could not finish (not the submission's doing)
 
 
-def inner_exercises(folder: Path) -> Path:
+def inner_exercises(folder: Path, course: Course) -> Path:
     """`--submission DIR` of a `grade init` folder: its `exercises/` (a real folder, not a link)
-    when that holds exercise files, as `grade batch` reads a student's folder; else DIR."""
-    from grader.cohort.students import EXERCISE_FILE
+    when that holds a course exercise file (a regular file), as `grade batch` reads a student's
+    folder (grader.cohort.students.holds_course_files); else DIR."""
+    from grader.cohort.students import holds_course_files
 
     inner = folder / "exercises"
+    listing = {}
     try:
-        if inner.is_dir() and not inner.is_symlink() and any(EXERCISE_FILE.match(p.name) for p in inner.iterdir()):
-            return inner
+        if not stat.S_ISDIR(os.lstat(inner).st_mode):
+            return folder
+        with os.scandir(inner) as entries:
+            for entry in entries:
+                try:
+                    listing[entry.name] = entry.stat(follow_symlinks=False)
+                except OSError:  # gone since the listing (an editor's temporary file)
+                    pass
     except OSError:
-        pass
-    return folder
+        return folder
+    return inner if holds_course_files(listing, course) else folder
 
 
 def grade_command(course: Course, ids: list[str], *, submission: Path | None, reference: bool, fmt: str,
@@ -43,7 +52,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
             raise click.UsageError(say("no_reference", lang))
         folder = course.solutions_dir
     else:
-        folder = inner_exercises(Path(submission)) if submission else Path.cwd() / "exercises"
+        folder = inner_exercises(Path(submission), course) if submission else Path.cwd() / "exercises"
     if not folder.is_dir():
         raise click.UsageError(say("missing_folder", lang, path=folder))
     zygote = start_zygote(course)

@@ -584,6 +584,31 @@ def test_a_folder_swapped_for_a_link_after_the_listing_never_stages_the_kit(cour
     assert not list((tmp_path / "staged").rglob("*.py")), list((tmp_path / "staged").rglob("*"))
 
 
+@pytest.mark.parametrize("inside", ["folder", "scratch", "link", "fifo"])
+def test_an_exercises_folder_with_nothing_of_the_course_hides_nothing(course, tmp_path, inside):
+    """Work at the top of a student's folder beside an `exercises/` holding only a folder named
+    like an exercise, an `ex99_scratch.py`, a link or a FIFO: the top is read, in `grade batch`
+    and in a single run (`--submission`) alike."""
+    from grader.run.grading import inner_exercises
+
+    student = tmp_path / "cohort" / "s"
+    (student / "exercises").mkdir(parents=True)
+    (student / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    made = {"folder": lambda p: p.joinpath(EX02).mkdir(), "scratch": lambda p: p.joinpath("ex99_scratch.py").write_text(""),
+            "link": lambda p: p.joinpath(EX01).symlink_to(student / EX01), "fifo": lambda p: os.mkfifo(p / EX02)}
+    made[inside](student / "exercises")
+    loaded = load_course(course)
+    found = find_students(tmp_path / "cohort", loaded, tmp_path / "staged")
+    assert found[0].present == {"ex01"}, found[0]
+    assert inner_exercises(student, loaded) == student
+    (student / "exercises" / "ex02_nll.py.tmp").write_text("")
+    if inside in ("folder", "fifo"):
+        (student / "exercises" / EX02).rmdir() if inside == "folder" else (student / "exercises" / EX02).unlink()
+    (student / "exercises" / EX02).write_text(SOLUTION_EX02, encoding="utf-8")  # a course file there: exercises/ it is
+    assert inner_exercises(student, loaded) == student / "exercises"
+    assert find_students(tmp_path / "cohort", loaded, tmp_path / "staged2")[0].present == {"ex02"}
+
+
 def test_two_links_to_one_folder_outside_are_graded_once(course, tmp_path):
     """An instructor's links to students' folders elsewhere are followed; two links to the same
     folder: the first graded, the second its peer (one student's work never gets two rows)."""
