@@ -50,8 +50,8 @@ from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
 from grader.cohort.layout import COHORT_FILE, LOCK_NAME, holds_lock, inside_an_out
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
-from grader.cohort.students import (Student, display_name, find_students, is_nbgrader_dir, not_students,
-                                    student_key)
+from grader.cohort.students import (Student, find_students, is_nbgrader_dir, not_students,
+                                    student_key, terminal_name)
 from grader.model.course import Course
 from grader.model.fingerprint import answers_fingerprint, derived_fingerprint
 from grader.model.messages import say
@@ -183,7 +183,7 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
             others = [folder for folder in _folders_in(root)
                       if folder != out and holds_lock(folder) and _gradebook_of(folder, root)]
             if others:
-                print(say("batch_other_outs", lang, names=", ".join(display_name(f.name) for f in others)),
+                print(say("batch_other_outs", lang, names=", ".join(terminal_name(f.name) for f in others)),
                       file=sys.stderr, flush=True)
             students = find_students(root, course, out / "staged", skip=(out, *others))
             strays = not_students(root)

@@ -8,7 +8,8 @@
 - grades.csv has a row per folder, a column per exercise, total, max and `note` (why a
   folder, or some of its files, could not be graded). A name is neutralised the way the
   OWASP guidance on CSV injection says (a leading `=`, `+`, `-`, `@`, tab or CR gets a `'`),
-  and so is one starting with `'` or `(` or equal to `student`: no name becomes a formula,
+  and so is one starting with `'`, `(` or an invisible character, or reading as `student` or
+  `(max)` once case, width and invisible characters are set aside: no name becomes a formula,
   the header, or the `(max)` row, and two names never become the same cell.
 - OUT is locked (`flock`) while a batch runs in it, and remembers which cohort it holds:
   a second batch on the same OUT, or another cohort, is refused with a clear message.
@@ -281,14 +282,31 @@ _RISKY_START = ("=", "+", "-", "@", "'", "(", "＝", "＋", "－", "＠")
 def safe_cell(name: str) -> str:
     """A name as a spreadsheet shows it, never a formula, the header or the max row (injective:
     a quote is put before every risky name, and every name starting with one is risky).
-    Leading white space or control characters (tab, CR, LF, a space before `=`) count too.
+    Leading white space, control or invisible characters (tab, CR, LF, a zero-width space, a
+    space before `=`) count too, and so does any name that reads as the header or the max row
+    once case, width and invisible characters are set aside (`Student`, `student `, `（max）`).
 
     >>> safe_cell('=HYPERLINK("http:evil","10")'), safe_cell("(max)"), safe_cell("alice"), safe_cell(" =1")
     ('\\'=HYPERLINK("http:evil","10")', "'(max)", 'alice', "' =1")
+    >>> safe_cell("Student "), safe_cell("\u200b(max)"), safe_cell("（max）")
+    ("'Student ", "'\u200b(max)", "'（max）")
     """
-    if name.startswith(_RISKY_START) or (name and (name[0].isspace() or name[0] < " ")) or name == HEADER_NAME:
+    import unicodedata
+
+    first = name[:1]
+    if name.startswith(_RISKY_START) or (first and (first.isspace() or unicodedata.category(first)[0] in "CZ")) \
+            or _reads_as(name) in (HEADER_NAME, MAX_ROW):
         return "'" + name
     return name
+
+
+def _reads_as(name: str) -> str:
+    """What a name looks like on screen: width folded (NFKC), invisible characters and the
+    white space around it dropped, case folded. `_reads_as("\u200bStudent ")` -> "student"."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKC", name)
+    return "".join(c for c in folded if unicodedata.category(c) not in ("Cf", "Cc")).strip().casefold()
 
 
 def grades_csv(book: dict) -> str:

@@ -103,6 +103,17 @@ def display_name(name: str) -> str:
                    for c in text)
 
 
+def terminal_name(name: str) -> str:
+    r"""`display_name` for a terminal: control characters (ESC, CR, BEL, a newline) as \xNN,
+    so a folder's name cannot move the cursor, overwrite a line or clear the screen, and two
+    names still never print the same (display_name has doubled every backslash).
+
+    >>> print(terminal_name("a\x1b[2Jb"), terminal_name(r"a\x1b[2Jb"))
+    a\x1b[2Jb a\\x1b[2Jb
+    """
+    return "".join(f"\\x{ord(c):02x}" if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in display_name(name))
+
+
 def student_key(name: str) -> str:
     """An injective, filesystem-safe key for a folder name: escapes, then a hash of the bytes.
 
@@ -273,7 +284,7 @@ def not_students(root: Path) -> list[str]:
     """The entries of DIR that get no row: files, FIFOs and the like beside the student folders
     (a `bob.zip` never unpacked), by name, for the batch to say so."""
     root, _ = cohort_layout(root)
-    return [display_name(e.name) for e in _scan(root) if not (_is_dir(e) or _leads_nowhere(e))]
+    return [terminal_name(e.name) for e in _scan(root) if not (_is_dir(e) or _leads_nowhere(e))]
 
 
 def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path, ...] = ()) -> list[Student]:

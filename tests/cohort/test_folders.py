@@ -64,6 +64,16 @@ def test_cells_are_injective_and_never_formulas(a, b):
     assert not ca.startswith(("=", "+", "-", "@", "\t", "\r")) and ca not in ("student", MAX_ROW)
     # white space or a control character before a formula, full-width signs: quoted too
     assert not (ca[:1].isspace() or ca[:1] < " " or ca.startswith(("＝", "＋", "－", "＠"))) or not a
+    # nothing that reads as the header or the max row on screen (case, width, invisible characters)
+    import unicodedata
+
+    seen = "".join(c for c in unicodedata.normalize("NFKC", ca) if unicodedata.category(c) not in ("Cf", "Cc"))
+    assert seen.strip().casefold() not in ("student", MAX_ROW) or ca.startswith("'")
+
+
+@pytest.mark.parametrize("name", ["Student", "student ", "STUDENT", "\u200b(max)", "（max）", "(MAX) ", "\u200bstudent"])
+def test_look_alikes_of_the_header_and_max_row_are_quoted(name):
+    assert safe_cell(name) == "'" + name
 
 
 folder_names = st.binary(min_size=1, max_size=40).filter(lambda b: b"/" not in b and b"\0" not in b)
@@ -764,3 +774,15 @@ def test_outs_inside_dir_resume_and_merge_never_writes_into_a_student(course, tm
     rows = json.loads((tmp_path / "all" / "results.json").read_text(encoding="utf-8"))["students"]
     assert sorted(rows) == ["ann", "bob", "dan"], sorted(rows)  # the shards' OUTs skipped, sealed
     assert rows["dan"]["score"] == rows["ann"]["score"] > 0, rows["dan"]  # ex01 in full, as ann's
+
+
+def test_names_printed_on_the_terminal_cannot_drive_it(tmp_path):
+    """DIR's entries the batch names on stderr (not students, other runs' OUTs): ESC, CR and BEL
+    shown as \\xNN, never sent to the terminal; a name literally holding "\\x1b" stays apart."""
+    cohort = tmp_path / "cohort"
+    cohort.mkdir()
+    (cohort / "clear\x1b[2J\r\a.zip").write_text("", encoding="utf-8")
+    (cohort / "clear\\x1b[2J.zip").write_text("", encoding="utf-8")
+    shown = not_students(cohort)
+    assert sorted(shown) == ["clear\\\\x1b[2J.zip", "clear\\x1b[2J\\x0d\\x07.zip"], shown
+    assert not any(c < " " for name in shown for c in name)
