@@ -159,6 +159,8 @@ def run_checks(session: GradingSession) -> list[ExerciseResult]:
     finally:
         session.close()
     session.check_zygote()
+    if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C: the checks done so far are no result (3/4 of a 3/10)
+        raise KeyboardInterrupt
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         raise RuntimeError(f"pytest could not run the checks (exit {int(code)})")
     if plugin.collection_errors:
