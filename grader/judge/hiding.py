@@ -35,6 +35,9 @@ MAX_DEPTH = 3
 MAX_ITEMS = 6
 
 
+ENDED = ("WorkerDied", "MalformedAnswer")  # the worker ended, or answered what no worker of ours sends
+
+
 def safe_error_name(name: str | None) -> str:
     """`ValueError` -> `ValueError`; a class the submission made up -> `Exception`."""
     return name if name in SAFE_ERRORS else "Exception"
@@ -126,6 +129,10 @@ def hidden_view(expected: Observation | None, got: Observation) -> dict:
         have = shape_of(got.value, allowed, keys)
     else:
         have = f"raises {safe_error_name(got.error_type)}"
+    if not got.ok and got.error_type in ENDED:  # the grader's words, not "your code raised WorkerDied"
+        # (no exit status or signal: a submission could spell a hidden input in one)
+        return {"expected": want, "got": "—", "zh": "运行你的代码的进程意外结束（隐藏测试：细节不显示）",
+                "en": "the process running your code ended unexpectedly (a hidden test: the details are not shown)"}
     if expected is not None and not expected.ok:
         zh, en = ((f"应当抛出 {safe_error_name(expected.error_type)}", f"should raise {safe_error_name(expected.error_type)}")
                   if got.ok else ("抛出的异常不对", "raised the wrong exception"))

@@ -12,6 +12,7 @@ cannot be shared (no "a list that holds itself a million times"). About 20x fast
 from __future__ import annotations
 
 import struct
+import time
 
 MAX_DEPTH = 100
 _DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
@@ -20,6 +21,26 @@ _DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16
 
 class DecodeError(Exception):
     """The bytes are not an answer in this format."""
+
+
+class DecodeTimeout(DecodeError):
+    """The answer took longer to read than what was left of the call's time: a huge answer
+    (millions of items) costs the judge as much as it cost the worker to build, and that time
+    is the student's too (the limits bound a student's whole time, reading included)."""
+
+
+class _Clock:
+    """Checked every 4,096 items of a list or dict: a deadline passed raises DecodeTimeout."""
+
+    __slots__ = ("deadline", "items")
+
+    def __init__(self, deadline: float | None):
+        self.deadline, self.items = deadline, 0
+
+    def tick(self) -> None:
+        self.items += 1
+        if self.deadline is not None and not self.items & 0xFFF and time.monotonic() > self.deadline:
+            raise DecodeTimeout(f"still reading after {self.items:,} items")
 
 
 def _dtype_tables():
@@ -88,11 +109,12 @@ def _encode(v, out: list, depth: int) -> None:
                    + struct.pack(f"<{t.dim()}Q", *t.shape) + struct.pack("<Q", len(raw)) + raw)
 
 
-def decode(data: bytes):
-    """bytes -> plain data (judge side). Raises DecodeError on anything malformed."""
+def decode(data: bytes, deadline: float | None = None):
+    """bytes -> plain data (judge side). Raises DecodeError on anything malformed, and
+    DecodeTimeout when `deadline` (time.monotonic()) passes before the answer is read."""
     view = memoryview(data)
     try:
-        value, pos = _decode(view, 0, 0)
+        value, pos = _decode(view, 0, 0, _Clock(deadline))
     except (struct.error, UnicodeDecodeError, ValueError, TypeError, OverflowError, RecursionError) as err:
         raise DecodeError(f"{type(err).__name__}: {err}") from None
     if pos != len(view):
@@ -105,7 +127,7 @@ def _need(view, pos: int, n: int) -> None:
         raise DecodeError("truncated")
 
 
-def _decode(view, pos: int, depth: int):
+def _decode(view, pos: int, depth: int, clock: _Clock):
     if depth > MAX_DEPTH:
         raise DecodeError("nested too deeply")
     _need(view, pos, 1)
@@ -144,7 +166,8 @@ def _decode(view, pos: int, depth: int):
         _need(view, pos, n)  # every item takes at least one byte
         items = []
         for _ in range(n):
-            item, pos = _decode(view, pos, depth + 1)
+            clock.tick()
+            item, pos = _decode(view, pos, depth + 1, clock)
             items.append(item)
         return (items if tag == 108 else tuple(items)), pos
     if tag == 100:  # d
@@ -154,8 +177,9 @@ def _decode(view, pos: int, depth: int):
         _need(view, pos, 2 * n)
         result = {}
         for _ in range(n):
-            key, pos = _decode(view, pos, depth + 1)
-            item, pos = _decode(view, pos, depth + 1)
+            clock.tick()
+            key, pos = _decode(view, pos, depth + 1, clock)
+            item, pos = _decode(view, pos, depth + 1, clock)
             try:
                 result[key] = item
             except TypeError:

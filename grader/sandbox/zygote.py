@@ -416,7 +416,10 @@ class Worker:
             raise WorkerDied(f"worker exited ({type(err).__name__})", dump, status) from None
         kind, blob = self._proc.open(blob)  # ForgedFrame: a frame the worker did not sign
         try:
-            answer = plaincodec.decode(blob)
+            answer = plaincodec.decode(blob, deadline)  # reading a huge answer is the call's time too
+        except plaincodec.DecodeTimeout:
+            self.kill()
+            raise WorkerTimeout(timeout, "") from None
         except plaincodec.DecodeError as err:
             if kind == "progress":
                 raise ForgedFrame("a progress frame that is not plain data") from None

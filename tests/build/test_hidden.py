@@ -86,6 +86,11 @@ def test_hiding_words_and_shapes():
     assert spelled["got"] == "{?: T(?), 'grad': T(32, 8)}"  # 8 and 32 are the expected dims: shown
     raised = hidden_view(want, Observation(ok=False, error={"type": "Leak_3_1_4", "message": "3 1 4"}))
     assert raised["got"] == "raises Exception" and "3 1 4" not in json.dumps(raised)
+    # the worker ended (os._exit(n), a signal): the grader's words, never "your code raised WorkerDied",
+    # and no exit status (a submission could spell a hidden input in one)
+    for expected in (want, Observation(ok=False, error={"type": "ValueError", "message": ""})):
+        ended = hidden_view(expected, Observation(ok=False, error={"type": "WorkerDied", "message": "exit status 42"}))
+        assert ended["got"] == "—" and "ended unexpectedly" in ended["en"] and "42" not in json.dumps(ended), ended
     assert safe_error_name("ValueError") == "ValueError"
 
 
