@@ -27,6 +27,10 @@ class GradingPlugin:
         self._views: dict[str, StudentView] = {}
         self._started: dict[str, float] = {}
         self._item = None  # the check being set up and run (see the fixtures)
+        self.ctrl_c = False  # the run was stopped by Ctrl-C (not by `pytest.exit`, grade watch's "saved again")
+
+    def pytest_keyboard_interrupt(self, excinfo):
+        self.ctrl_c = isinstance(excinfo.value, KeyboardInterrupt)
 
     def pytest_configure(self, config):
         for line in MARKERS:

@@ -159,7 +159,7 @@ def run_checks(session: GradingSession) -> list[ExerciseResult]:
     finally:
         session.close()
     session.check_zygote()
-    if code == pytest.ExitCode.INTERRUPTED:  # Ctrl-C: the checks done so far are no result (3/4 of a 3/10)
+    if plugin.ctrl_c:  # the checks done so far are no result (3/4 of a 3/10); grade watch's own stop is not one
         raise KeyboardInterrupt
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         raise RuntimeError(f"pytest could not run the checks (exit {int(code)})")
