@@ -353,10 +353,28 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
             bar.refresh()
         if lost:
             raise ZygoteGone(zygote.pid)
+    except KeyboardInterrupt:
+        # Ctrl-C stops the batch now, not once each judge has finished its student (the
+        # judges ignore SIGINT): they are killed, and so is what their workers left running.
+        # What was saved stays saved; the students they held are graded by the next run.
+        for s in slots:
+            _end_judge(s, make_judge)
+        raise
     finally:
         bar.close()
         for s in slots:
             _close(s.task_w)
+
+
+def _end_judge(s: _Slot, make_judge) -> None:
+    from grader.sandbox import uids
+
+    try:
+        os.kill(s.pid, signal.SIGKILL)
+        os.waitpid(s.pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass  # ended already, and waited for
+    uids.sweep_uid(make_judge(s.slot).uid)
 
 
 def _close(fd: int) -> None:

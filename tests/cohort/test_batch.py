@@ -232,3 +232,35 @@ def test_per_student_reports(course, tmp_path):
 
 
 _ = sys
+
+
+def test_ctrl_c_stops_a_batch_at_once_and_the_next_run_finishes(course, tmp_path):
+    """Ctrl-C while the judges grade slow students: the batch ends within seconds (not once
+    each judge has finished its student), exit 130, no process of it left; the same command
+    then grades everyone, as an uninterrupted run would."""
+    folder = tmp_path / "cohort"
+    slow = (KIT / "solutions" / EX01).read_text(encoding="utf-8").replace("def shift_pairs(tokens):", "def shift_pairs(tokens):\n    import time; time.sleep(6)", 1)
+    for i in range(4):
+        (folder / f"s{i}").mkdir(parents=True)
+        (folder / f"s{i}" / EX01).write_text(slow, encoding="utf-8")
+
+    def own_session():  # a terminal's foreground job: its own group, Ctrl-C not ignored
+        os.setsid()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    command = GRADE + ["--course", str(course), "batch", str(folder), "--out", str(tmp_path / "out"), "--no-progress",
+                       "--only", "ex01", "-j", "2"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=own_session)
+    time.sleep(8)  # the judges are in their first students' slow calls
+    pressed = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130 and time.monotonic() - pressed < 5, (proc.returncode, time.monotonic() - pressed)
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, left  # nothing of its session: judges, zygote, workers
+    again = batch(course, folder, tmp_path / "out", "--only", "ex01", "-j", "2")
+    assert again.returncode == 0, again.stderr[-2000:]
+    rows = {r[0]: r for r in csv.reader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
+    assert sorted(rows) == ["(max)", "s0", "s1", "s2", "s3", "student"] and len({rows[s][1] for s in rows if s not in ("(max)", "student")}) == 1
