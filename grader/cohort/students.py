@@ -373,7 +373,7 @@ def _unread(found: Survey, read: set[tuple[str, ...]]) -> list[dict]:
 
 
 def _kind(err: SubmissionRefused) -> str:
-    return "link" if err.reason == "link" else "special"
+    return err.reason if err.reason in ("link", "unreadable") else "special"
 
 
 def _at(found: Survey, parent: tuple[str, ...]) -> dict[str, os.stat_result | SubmissionRefused]:

@@ -154,7 +154,13 @@ def _walk(walk, handle, parts: tuple[str, ...], caps: dict, state: dict, descend
         elif stat.S_ISDIR(info.st_mode):
             found.entries[rel] = info
             if descend(rel):
-                sub = walk.sub(handle, name, info, what, rel)
+                try:
+                    sub = walk.sub(handle, name, info, what, rel)
+                except SubmissionRefused as err:  # a sub-folder that cannot be opened (mode 000)
+                    if err.reason != "unreadable" or tolerate is None or not tolerate(rel, err):
+                        raise
+                    found.problems.append(err)  # noted; what lies beside it is still read
+                    continue
                 try:
                     _walk(walk, sub, rel, caps, state, descend, tolerate, found)
                 finally:

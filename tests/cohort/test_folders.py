@@ -786,3 +786,45 @@ def test_names_printed_on_the_terminal_cannot_drive_it(tmp_path):
     shown = not_students(cohort)
     assert sorted(shown) == ["clear\\\\x1b[2J.zip", "clear\\x1b[2J\\x0d\\x07.zip"], shown
     assert not any(c < " " for name in shown for c in name)
+
+
+FIND = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from grader.cohort.students import find_students
+from grader.model.course import load_course
+found = find_students(Path(sys.argv[2]), load_course(Path(sys.argv[3])), Path(sys.argv[4]))
+print(json.dumps([[s.name, sorted(s.present), [p["reason"] for p in s.problems]] for s in found]))
+"""
+
+
+def test_an_exercises_folder_that_cannot_be_opened_hides_nothing():
+    """An `exercises/` no one may open (mode 000, as the ordinary user a batch runs as): noted,
+    and the work beside it is read, as a single run reads it."""
+    import tempfile
+
+    from tests.sandbox.as_user import as_user_prefix
+
+    place = Path(tempfile.mkdtemp(dir="/tmp", prefix="grade-shut-"))
+    try:
+        os.chmod(place, 0o755)
+        student = place / "cohort" / "s"
+        (student / "exercises").mkdir(parents=True)
+        (student / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+        for path in [place / "cohort", student, student / EX01, student / "exercises"]:
+            os.chmod(path, 0o755)
+        os.chmod(student / "exercises", 0)
+        args = [str(KIT), str(place / "cohort"), str(KIT / "course.toml"), str(place / "staged")]
+        if ROOT:  # root opens anything: as an ordinary user, who cannot
+            prefix = as_user_prefix(place, 61998)
+            os.chmod(place, 0o777)
+            run = subprocess.run([*prefix, sys.executable, "-c", FIND, *args], capture_output=True, text=True,
+                                 timeout=300, cwd="/")
+        else:
+            run = subprocess.run([sys.executable, "-c", FIND, *args], capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert json.loads(run.stdout) == [["s", ["ex01"], ["unreadable"]]], run.stdout
+    finally:
+        os.chmod(place / "cohort" / "s" / "exercises", 0o755)
+        shutil.rmtree(place, ignore_errors=True)
