@@ -18,8 +18,8 @@ macOS, the judge's syntax scan, `grade batch`'s staging) reads it here, by one s
   would block the reader); one that is not read is left alone;
 - sizes are capped before reading: a file read over `max_file`, or one that would take the
   files read together over `max_total` bytes, is refused alone; a walked folder's entries over
-  `max_entries` (listing stops there), or a walk deeper than `max_depth`, refuses the whole
-  submission with the number.
+  `max_entries` (listing stops there; the whole walk `WALK_FOLDERS` times that), or a walk
+  deeper than `max_depth`, refuses the whole submission with the number.
 
 Two walkers, one set of rules (`grader.sandbox.walkers`): file descriptors where the OS has
 `O_NOFOLLOW` and `dir_fd` (Linux, macOS), checked paths elsewhere (Windows). The refusals'
@@ -48,6 +48,7 @@ from grader.sandbox.walkers import is_link, same_file, walker
 # One set of caps for every reader: a worker's copy (`grade exNN`), `grade batch`'s staging
 # (grader.cohort.capped), the judge's scan. The course's largest solution is about 10 KB.
 LIMITS = {"max_file": 2 * 1024 * 1024, "max_total": 16 * 1024 * 1024, "max_entries": 4000, "max_depth": 12}
+WALK_FOLDERS = 4  # a walk lists at most this many folders' worth of entries (max_entries each)
 
 
 # --------------------------------------------------------------------------- the survey
@@ -142,13 +143,19 @@ def _walk(walk, handle, parts: tuple[str, ...], caps: dict, state: dict, descend
     if len(parts) > caps["max_depth"]:
         raise refuse(here, "too_deep", parts=parts, zh=f"嵌套太深（超过 {caps['max_depth']} 层）",
                       en=f"is nested too deeply (over {caps['max_depth']} levels)")
-    for name, info in walk.entries(handle, here, parts, caps["max_entries"] - state["entries"] + 1):
+    # Each walked folder may hold `max_entries` (as a single run lists one); the whole walk
+    # WALK_FOLDERS times that (nbgrader's assignments, `exercises/` beside the top level).
+    total = caps["max_entries"] * WALK_FOLDERS
+    listed = 0
+    for name, info in walk.entries(handle, here, parts, min(caps["max_entries"], total - state["entries"]) + 1):
         rel = parts + (name,)
         what = "/".join(shown(p) for p in rel)
+        listed += 1
         state["entries"] += 1
-        if state["entries"] > caps["max_entries"]:
-            raise refuse(FOLDER, "too_many", parts=rel, zh=f"文件太多（超过 {caps['max_entries']} 个）",
-                          en=f"holds too many entries (over {caps['max_entries']})")
+        if listed > caps["max_entries"] or state["entries"] > total:
+            cap = caps["max_entries"] if listed > caps["max_entries"] else total
+            raise refuse(here, "too_many", parts=rel, zh=f"文件太多（超过 {cap} 个）",
+                          en=f"holds too many entries (over {cap})")
         if is_link(info):
             problem = refuse(what, "link", parts=rel)
         elif stat.S_ISDIR(info.st_mode):

@@ -828,3 +828,21 @@ def test_an_exercises_folder_that_cannot_be_opened_hides_nothing():
     finally:
         os.chmod(place / "cohort" / "s" / "exercises", 0o755)
         shutil.rmtree(place, ignore_errors=True)
+
+
+def test_the_entry_cap_is_each_folders_own(course, tmp_path):
+    """3,000 files at the top and 1,500 beside the work in `exercises/`: neither folder is over
+    the cap (4,000 each, as a single run lists one), so the work is graded."""
+    student = tmp_path / "cohort" / "s"
+    (student / "exercises").mkdir(parents=True)
+    (student / "exercises" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    for i in range(3000):
+        (student / f"note{i}.txt").write_bytes(b"")
+    for i in range(1500):
+        (student / "exercises" / f"scratch{i}.txt").write_bytes(b"")
+    found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged")
+    assert found[0].present == {"ex01"} and not found[0].problems, found[0].problems
+    for i in range(2600):  # exercises/ itself over the cap: refused, and the folder named
+        (student / "exercises" / f"more{i}.txt").write_bytes(b"")
+    found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged2")
+    assert not found[0].present and "exercises" in found[0].problems[0]["en"], found[0].problems
