@@ -53,7 +53,7 @@ from grader.model.course import Course
 from grader.model.files import atomic_write
 from grader.sandbox.intake import SubmissionRefused, Survey, survey
 
-EXERCISE_FILE = re.compile(r"^(ex\d\d)_\w*\.py$")
+EXERCISE_FILE = re.compile(r"^(ex[0-9]{2})_\w*\.py$")  # ASCII digits: `ex٠١_windows.py` is no exercise file
 REASONS = {
     "link": ("是符号链接，未读取", "is a symbolic link, not read"),
     "special": ("不是普通文件（FIFO、设备或套接字），未读取", "is not a regular file (a FIFO, a device or a socket), not read"),
@@ -61,6 +61,7 @@ REASONS = {
     "too_large": ("超过大小上限 {cap}，未读取", "is over the size cap of {cap}, not read"),
     "over_total": ("提交的文件合计超过上限 {cap}，未读取", "the submission's files together are over {cap}, not read"),
     "unreadable": ("无法读取", "cannot be read"),
+    "renamed": ("不是本课程的文件名，没有评分：请改名为 {peer}", "is not the course's file name, not graded: rename it {peer}"),
     "beside_inner": ("未读取：exercises/ 里有练习文件时，只评那里的文件",
                      "not read: exercises/ holds exercise files, and only those are graded"),
     "no_exercise_files": ("没有练习文件（exNN_*.py）", "no exercise file (exNN_*.py)"),
@@ -320,6 +321,7 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
         fingerprint = _stage(target, files, problems)
         names = set(files)
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)
+        problems += _renamed(names, course, present)
         if not any(EXERCISE_FILE.match(n) for n in names) and all(p.get("unread") for p in problems):
             problems.append({"file": "", "reason": "no_notebooks" if nbgrader else "no_exercise_files"})
         if any(p["reason"] in (WHOLE, "kit_link", "dead_link", "peer_link", "dir_link") for p in problems):  # every exercise says why
@@ -328,6 +330,19 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
             refused = {p["file"]: p for p in problems if p.get("file") and not p.get("unread")}
         students.append(Student(display_name(entry.name), key, target, fingerprint, present, tuple(problems), refused))
     return students
+
+
+def _renamed(names: set[str], course: Course, present: frozenset) -> list[dict]:
+    """An exercise's work under another name (`ex01_mywindows.py`, its own `ex01_windows.py`
+    absent): not graded, and said, with the name the course wants."""
+    wanted = {ex.id: ex.file for ex in course.exercises}
+    found = []
+    for name in sorted(names):
+        match = EXERCISE_FILE.match(name)
+        if match and match.group(1) in wanted and match.group(1) not in present:
+            found.append({"file": display_name(name), "reason": "renamed", "peer": wanted[match.group(1)],
+                          "unread": True})
+    return found
 
 
 def _whole(err: SubmissionRefused) -> dict:

@@ -107,7 +107,10 @@ CATALOG: dict[str, dict[str, str]] = {
     # grade batch: the time bound (grader.cohort.batch.time_bound), the answers computed ahead
     # (grader.cohort.warmup) and the summary line; Chinese beside English unless --lang en
     "batch_busy": {"zh": "这台机器已经很忙（1 分钟平均负载 {load}，{cores} 个核），再加 {jobs} 个评分进程，它们得分着用 CPU："
-                         "时间限制按墙上时间计，代码用时接近上限的学生可能因此丢分。请少同时跑几个评分，或调低 -j。",
+                         "时间限制按墙上时间计，代码用时接近上限的学生可能因此丢分。请少同时跑几个评分，或调低 -j。"
+                         " / this machine is busy already (load average {load} on {cores} cores); with {jobs} more "
+                         "judge(s) they will share the CPU: time limits count wall time, so a student whose code "
+                         "comes close to them can lose checks. Run fewer gradings at once, or lower -j.",
                    "en": "this machine is busy already (load average {load} on {cores} cores); with {jobs} more "
                          "judge(s) they will share the CPU: time limits count wall time, so a student whose code "
                          "comes close to them can lose checks. Run fewer gradings at once, or lower -j."},

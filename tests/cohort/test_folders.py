@@ -846,3 +846,16 @@ def test_the_entry_cap_is_each_folders_own(course, tmp_path):
         (student / "exercises" / f"more{i}.txt").write_bytes(b"")
     found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged2")
     assert not found[0].present and "exercises" in found[0].problems[0]["en"], found[0].problems
+
+
+def test_work_under_another_name_is_said(course, tmp_path):
+    """`ex01_mywindows.py` (the course's `ex01_windows.py` absent) is not graded, and the note
+    says which name the course wants; `ex٠١_windows.py` (Arabic-Indic digits) is no exercise file."""
+    student = tmp_path / "cohort" / "s"
+    student.mkdir(parents=True)
+    (student / "ex01_mywindows.py").write_text(SOLUTION_EX01, encoding="utf-8")
+    (student / "ex\u0660\u0661_windows.py").write_text(SOLUTION_EX01, encoding="utf-8")
+    found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged")
+    assert not found[0].present
+    assert [(p["file"], p["reason"], p.get("peer")) for p in found[0].problems if p["reason"] == "renamed"] == \
+        [("ex01_mywindows.py", "renamed", EX01)], found[0].problems
