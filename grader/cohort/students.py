@@ -61,6 +61,7 @@ REASONS = {
     "too_large": ("超过大小上限 {cap}，未读取", "is over the size cap of {cap}, not read"),
     "over_total": ("提交的文件合计超过上限 {cap}，未读取", "the submission's files together are over {cap}, not read"),
     "unreadable": ("无法读取", "cannot be read"),
+    "extra_notebook": ("未读取：只评 {peer}（nbgrader 发布的那个）", "not read: only {peer} is graded (the one nbgrader released)"),
     "renamed": ("不是本课程的文件名，没有评分：请改名为 {peer}", "is not the course's file name, not graded: rename it {peer}"),
     "beside_inner": ("未读取：exercises/ 里有练习文件时，只评那里的文件",
                      "not read: exercises/ holds exercise files, and only those are graded"),
@@ -464,8 +465,17 @@ def _notebook_files(found: Survey, course: Course) -> tuple[dict[str, bytes], li
     for assignment, kind in _at(found, ()).items():
         if isinstance(kind, SubmissionRefused) or not stat.S_ISDIR(kind.st_mode):
             continue
-        for name, info in _at(found, (assignment,)).items():
+        listing = _at(found, (assignment,))
+        # nbgrader grades the notebook it released (`ch05/ch05.ipynb`): beside it, a student's
+        # copies (`ch05_old.ipynb`, `ch05-Copy1.ipynb`) are noted, never graded over it
+        released = f"{assignment}.ipynb"
+        for name, info in listing.items():
             if not name.endswith(".ipynb"):
+                continue
+            if released in listing and name != released:
+                read.add((assignment, name))
+                problems.append({"file": f"{display_name(assignment)}/{display_name(name)}", "reason": "extra_notebook",
+                                 "peer": released, "unread": True})
                 continue
             read.add((assignment, name))
             refusal = _refusal(name, info, NOTEBOOK_CAP)

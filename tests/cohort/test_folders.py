@@ -859,3 +859,23 @@ def test_work_under_another_name_is_said(course, tmp_path):
     assert not found[0].present
     assert [(p["file"], p["reason"], p.get("peer")) for p in found[0].problems if p["reason"] == "renamed"] == \
         [("ex01_mywindows.py", "renamed", EX01)], found[0].problems
+
+
+def test_a_copy_beside_the_released_notebook_is_not_graded_over_it(course, tmp_path):
+    """nbgrader grades `ch05/ch05.ipynb`; a student's `ch05_old.ipynb` beside it (the stub,
+    sorting after it) is noted, never joined in to override the work."""
+    def notebook(code: str) -> str:
+        cell = {"cell_type": "code", "metadata": {"nbgrader": {"solution": True, "grade": False, "locked": False,
+                                                               "grade_id": "ex01_answer", "schema_version": 3}},
+                "source": code, "outputs": [], "execution_count": None}
+        return json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+    folder = tmp_path / "submitted" / "alice" / "ch05"
+    folder.mkdir(parents=True)
+    (folder / "ch05.ipynb").write_text(notebook(SOLUTION_EX01), encoding="utf-8")
+    (folder / "ch05_old.ipynb").write_text(notebook("def shift_pairs(tokens):\n    raise NotImplementedError\n"),
+                                           encoding="utf-8")
+    found = find_students(tmp_path, load_course(course), tmp_path / "staged")
+    assert [s.name for s in found] == ["alice"] and found[0].present == {"ex01"}
+    assert (found[0].folder / EX01).read_text(encoding="utf-8").count("def shift_pairs") == 1
+    assert [p["reason"] for p in found[0].problems] == ["extra_notebook"], found[0].problems
