@@ -73,7 +73,7 @@ def write_scores(book: dict, submitted: Path, db: str | Path) -> dict:
     """Write every graded student's check scores into nbgrader's gradebook; a summary back."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    from grader.cohort.students import display_name
+    from grader.cohort.names import display_name
 
     url = gradebook_url(db)
     handed_in = submitted_assignments(submitted)

@@ -50,8 +50,8 @@ from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
 from grader.cohort.layout import COHORT_FILE, LOCK_NAME, holds_lock, inside_an_out
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
-from grader.cohort.students import (Student, find_students, is_nbgrader_dir, not_students,
-                                    student_key, terminal_name)
+from grader.cohort.names import student_key, terminal_name
+from grader.cohort.students import Student, find_students, is_nbgrader_dir, not_students
 from grader.model.course import Course
 from grader.model.fingerprint import answers_fingerprint, derived_fingerprint
 from grader.model.messages import say

@@ -31,7 +31,8 @@ import sys
 from pathlib import Path
 
 from grader.cohort.layout import COHORT_FILE, LOCK_NAME
-from grader.cohort.students import Student, reason_text
+from grader.cohort.reasons import reason_text
+from grader.cohort.students import Student
 from grader.model.course import Course
 from grader.model.files import atomic_write
 from grader.model.messages import say

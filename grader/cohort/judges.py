@@ -28,7 +28,8 @@ import time
 import pytest
 
 from grader.cohort.gradebook import write_state
-from grader.cohort.students import REASONS, Student, reason_text
+from grader.cohort.reasons import REASONS, reason_text
+from grader.cohort.students import Student
 from grader.model.course import Course
 from grader.model.messages import say
 from grader.sandbox import NoProcess, ZygoteGone

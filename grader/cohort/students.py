@@ -42,42 +42,19 @@ import json
 import os
 import re
 import stat
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.cohort.capped import NOTEBOOK_CAP, SOURCE_CAP, TOTAL_CAP, read_capped
 from grader.cohort.layout import out_holding
+from grader.cohort.names import display_name, student_key, terminal_name
 from grader.cohort.notebooks import extract_notebook_text
+from grader.cohort.reasons import WHOLE
 from grader.model.course import Course
 from grader.model.files import atomic_write
 from grader.sandbox.intake import SubmissionRefused, Survey, survey
 
 EXERCISE_FILE = re.compile(r"^(ex[0-9]{2})_\w*\.py$")  # ASCII digits: `ex٠١_windows.py` is no exercise file
-REASONS = {
-    "link": ("是符号链接，未读取", "is a symbolic link, not read"),
-    "special": ("不是普通文件（FIFO、设备或套接字），未读取", "is not a regular file (a FIFO, a device or a socket), not read"),
-    "not_a_file": ("是文件夹，不是文件", "is a folder, not a file"),
-    "too_large": ("超过大小上限 {cap}，未读取", "is over the size cap of {cap}, not read"),
-    "over_total": ("提交的文件合计超过上限 {cap}，未读取", "the submission's files together are over {cap}, not read"),
-    "unreadable": ("无法读取", "cannot be read"),
-    "extra_notebook": ("未读取：只评 {peer}（nbgrader 发布的那个）", "not read: only {peer} is graded (the one nbgrader released)"),
-    "renamed": ("不是本课程的文件名，没有评分：请改名为 {peer}", "is not the course's file name, not graded: rename it {peer}"),
-    "beside_inner": ("未读取：exercises/ 里有练习文件时，只评那里的文件",
-                     "not read: exercises/ holds exercise files, and only those are graded"),
-    "no_exercise_files": ("没有练习文件（exNN_*.py）", "no exercise file (exNN_*.py)"),
-    "no_notebooks": ("没有可读的 notebook", "no readable notebook"),
-    "crash": ("评分进程在这份提交上崩溃", "the grader crashed on this submission"),
-    "kit_link": ("是指向工具包（参考答案）、评分输出文件夹或 /proc 的链接：整份提交被拒绝",
-                 "is a link into the kit (the reference), a gradebook folder (OUT) or /proc: the whole submission is refused"),
-    "peer_link": ("是指向提交目录里另一个文件夹（{peer}）的链接：那里的文件只作为那个文件夹的提交评分",
-                  "is a link to another folder of the submissions folder ({peer}): its files are graded as that folder's only"),
-    "dir_link": ("是指向提交目录本身（或其上层）的链接：整份提交被拒绝",
-                 "is a link to the submissions folder itself (or a folder above it): the whole submission is refused"),
-    "dead_link": ("是指不到任何地方的链接（目标不存在，或链接成环）：没有可评的文件",
-                  "is a link that leads nowhere (its target is missing, or the links loop): nothing to grade"),
-}
-WHOLE = "refused"  # a problem refusing the whole submission: its own words (intake's) in `zh` / `en`
 INNER = ("exercises",)  # the folder inside a student's folder the exercise files may be in
 
 
@@ -90,55 +67,6 @@ class Student:
     present: frozenset = frozenset()  # ids of the exercises whose file was accepted
     problems: tuple = ()  # ({"file": name, "reason": code, "cap": bytes}, …)
     refused: dict = field(default_factory=dict, hash=False, compare=False)  # file name -> problem
-
-
-def display_name(name: str) -> str:
-    r"""The name as text, one text per name: a UTF-8 name as it is, but each backslash doubled;
-    a byte that is not UTF-8 as \xNN. So a folder literally named `\xd5` never reads as the
-    one whose name is the byte 0xD5: rows, results.json and merged shards keep both.
-
-    >>> print(display_name("张三"), display_name(os.fsdecode(b"\xd5")), display_name(r"\xd5"))
-    张三 \xd5 \\xd5
-    """
-    text = os.fsencode(name).decode("utf-8", "surrogateescape")  # odd bytes as U+DC80..U+DCFF
-    return "".join("\\\\" if c == "\\" else f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else c
-                   for c in text)
-
-
-def terminal_name(name: str) -> str:
-    r"""`display_name` for a terminal: control characters (ESC, CR, BEL, a newline) as \xNN,
-    so a folder's name cannot move the cursor, overwrite a line or clear the screen, and two
-    names still never print the same (display_name has doubled every backslash).
-
-    >>> print(terminal_name("a\x1b[2Jb"), terminal_name(r"a\x1b[2Jb"))
-    a\x1b[2Jb a\\x1b[2Jb
-    """
-    return "".join(f"\\x{ord(c):02x}" if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in display_name(name))
-
-
-def student_key(name: str) -> str:
-    """An injective, filesystem-safe key for a folder name: escapes, then a hash of the bytes.
-
-    >>> student_key("alice smith"), student_key("alice_smith")
-    ('alice%20smith~6f1c…', 'alice_smith~0b9e…')
-    """
-    raw = os.fsencode(name)
-    readable = urllib.parse.quote_from_bytes(raw, safe="-_@+")[:64]
-    if readable.startswith("."):
-        readable = "%2E" + readable[1:]  # no hidden state files
-    return f"{readable}~{hashlib.sha256(raw).hexdigest()[:20]}"
-
-
-def reason_text(problem: dict, lang: str) -> str:
-    if problem.get("reason") == WHOLE:  # intake's words, which name the entry
-        return str(problem.get("en" if lang == "en" else "zh") or problem.get("en") or "")
-    zh, en = REASONS.get(problem.get("reason"), ("无法评分", "cannot be graded"))
-    text = (en if lang == "en" else zh).format(cap=_size(problem.get("cap", 0)), peer=problem.get("peer", ""))
-    return f"{problem['file']}: {text}" if problem.get("file") else text
-
-
-def _size(n: int) -> str:
-    return f"{n // (1024 * 1024)} MiB" if n >= 1024 * 1024 else f"{n} B"
 
 
 def _scan(folder: Path) -> list[os.DirEntry]:

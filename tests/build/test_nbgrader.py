@@ -383,7 +383,7 @@ def test_a_student_id_with_a_backslash_keeps_its_scores(tmp_path, monkeypatch):
     from nbgrader.api import Gradebook
 
     from grader.build.nbgrader_gradebook import write_scores
-    from grader.cohort.students import display_name
+    from grader.cohort.names import display_name
 
     handed_in = tmp_path / "submitted" / "a\\b" / "ch05"
     handed_in.mkdir(parents=True)
@@ -407,7 +407,7 @@ def test_the_gradebook_gets_every_student_or_none(tmp_path, monkeypatch):
     from nbgrader.api import Gradebook, MissingEntry
 
     from grader.build.nbgrader_gradebook import write_scores
-    from grader.cohort.students import display_name
+    from grader.cohort.names import display_name
 
     odd = os.fsdecode(b"bad\xff")
     for student, assignment in (("alice", "ch05"), (odd, "ch05"), ("zed", "ch05")):

@@ -214,7 +214,7 @@ def test_nbgrader_submissions(course, tmp_path):
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert book["students"]["ann"]["score"] == book["students"]["ann"]["max_score"] > 0
     assert book["students"]["ben"]["score"] == 0
-    from grader.cohort.students import student_key
+    from grader.cohort.names import student_key
 
     extracted = (tmp_path / "out" / "staged" / student_key("ann") / EX01).read_text(encoding="utf-8")
     assert "# %matplotlib inline" in extracted and "assert shift_pairs" not in extracted
@@ -224,7 +224,7 @@ def test_per_student_reports(course, tmp_path):
     folder = cohort(tmp_path / "cohort", 1)
     run = batch(course, folder, tmp_path / "out", "--format", "junit", "--format", "gradescope")
     assert run.returncode == 0, run.stderr
-    from grader.cohort.students import student_key
+    from grader.cohort.names import student_key
 
     assert (tmp_path / "out" / "reports" / f"{student_key('s00')}.xml").is_file()
     data = json.loads((tmp_path / "out" / "reports" / f"{student_key('s00')}.gradescope.json").read_text(encoding="utf-8"))

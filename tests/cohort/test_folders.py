@@ -32,8 +32,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
-from grader.cohort.students import (cohort_layout, display_name, find_students, is_nbgrader_dir, not_students,
-                                     student_key)
+from grader.cohort.names import display_name, student_key
+from grader.cohort.students import cohort_layout, find_students, is_nbgrader_dir, not_students
 from grader.model.course import load_course
 from tests.cohort.test_batch import GRADE, batch
 from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
