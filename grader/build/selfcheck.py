@@ -116,7 +116,7 @@ def run_selfcheck(course: Course, lang: str = "zh", only: list[str] | None = Non
     from grader.judge.references import LiveReferences
     from grader.run.startup import load_judge, start_zygote
 
-    zygote = start_zygote(course)
+    zygote = start_zygote(course, lang=lang)
     load_judge()
 
     ids = only or [e.id for e in course.exercises]

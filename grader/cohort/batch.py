@@ -177,7 +177,7 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
 
         # huge pages: a batch forks five workers or more per student (grader.sandbox.hugepages)
         zygote = start_zygote(course, hide=[str(root), str(out), str(course.solutions_dir), str(course.checks_dir)],
-                              huge_pages=True)
+                              huge_pages=True, lang=lang)
         try:
             # this cohort's gradebooks from runs with another --out in DIR: the kit's, not students
             others = [folder for folder in _folders_in(root)

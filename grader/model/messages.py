@@ -104,6 +104,39 @@ CATALOG: dict[str, dict[str, str]] = {
     "watch_bye": {"zh": "已退出 grade watch。进度保存在 {path}", "en": "left grade watch. Progress is kept in {path}"},
     "watch_cancelled": {"zh": "文件又保存了：重新评分 …", "en": "saved again: grading the new version …"},
     "watch_error": {"zh": "评分没能完成：{detail}", "en": "grading did not finish: {detail}"},
+    # as root where workers get no mount namespace (Docker's default profile): grader.sandbox.mountless
+    "fence_modes": {"zh": "这里的评分进程没有自己的挂载命名空间（Docker 的默认设置）：以下路径已对其他用户关闭（o-rwx），"
+                          "学生代码读不到 / the workers here get no mount namespace of their own (Docker's default "
+                          "profile): closed to other users (o-rwx), out of the student code's reach: {paths}",
+                    "en": "the workers here get no mount namespace of their own (Docker's default profile): closed "
+                          "to other users (o-rwx), out of the student code's reach: {paths}"},
+    "fence_python": {"zh": "无法评分：这里的评分进程没有自己的挂载命名空间（Docker 的默认设置），它们以另一个用户运行，"
+                           "读不到 Python 的安装：{paths}。请把 Python 装在其他用户能读的地方（例如 /usr/local 或 "
+                           "/opt），或让容器允许挂载命名空间（docker run --cap-add SYS_ADMIN --security-opt "
+                           "seccomp=unconfined --security-opt apparmor=unconfined）。没有评任何提交。 / cannot grade: "
+                           "the workers here get no mount namespace of their own (Docker's default profile) and run "
+                           "as another user, who cannot read the Python installation: {paths}. Install Python where "
+                           "other users can read it (/usr/local or /opt, say), or let the container have mount "
+                           "namespaces (docker run --cap-add SYS_ADMIN --security-opt seccomp=unconfined "
+                           "--security-opt apparmor=unconfined). Nothing was graded.",
+                     "en": "cannot grade: the workers here get no mount namespace of their own (Docker's default "
+                           "profile) and run as another user, who cannot read the Python installation: {paths}. "
+                           "Install Python where other users can read it (/usr/local or /opt, say), or let the "
+                           "container have mount namespaces (docker run --cap-add SYS_ADMIN --security-opt "
+                           "seccomp=unconfined --security-opt apparmor=unconfined). Nothing was graded."},
+    "fence_open": {"zh": "无法评分：这里的评分进程没有自己的挂载命名空间（Docker 的默认设置），而以下路径无法对其他用户关闭，"
+                         "学生代码能读到：{paths}。请把它们放到其他用户读不到的地方，或让容器允许挂载命名空间"
+                         "（docker run --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt "
+                         "apparmor=unconfined）。没有评任何提交。 / cannot grade: the workers here get no mount "
+                         "namespace of their own (Docker's default profile), and these cannot be closed to other "
+                         "users, so student code could read them: {paths}. Keep them where other users cannot "
+                         "read, or let the container have mount namespaces (docker run --cap-add SYS_ADMIN "
+                         "--security-opt seccomp=unconfined --security-opt apparmor=unconfined). Nothing was graded.",
+                   "en": "cannot grade: the workers here get no mount namespace of their own (Docker's default "
+                         "profile), and these cannot be closed to other users, so student code could read them: "
+                         "{paths}. Keep them where other users cannot read, or let the container have mount "
+                         "namespaces (docker run --cap-add SYS_ADMIN --security-opt seccomp=unconfined "
+                         "--security-opt apparmor=unconfined). Nothing was graded."},
     # grade batch: the time bound (grader.cohort.batch.time_bound), the answers computed ahead
     # (grader.cohort.warmup) and the summary line; Chinese beside English unless --lang en
     "batch_busy": {"zh": "这台机器已经很忙（1 分钟平均负载 {load}，{cores} 个核），再加 {jobs} 个评分进程，它们得分着用 CPU："

@@ -55,7 +55,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         folder = inner_exercises(Path(submission), course) if submission else Path.cwd() / "exercises"
     if not folder.is_dir():
         raise click.UsageError(say("missing_folder", lang, path=folder))
-    zygote = start_zygote(course)
+    zygote = start_zygote(course, lang=lang)
     try:
         load_judge()
         from grader.report.live import LiveProgress

@@ -16,7 +16,10 @@ import gc
 import os
 from pathlib import Path
 
+import click
+
 from grader.model.course import Course
+from grader.model.messages import say
 
 
 def data_folders(course: Course | None) -> list[str]:
@@ -48,7 +51,14 @@ def fence_options(course: Course | None, *, hide=(), grants=()) -> dict:
     return {"grants": data_folders(course) + [str(g) for g in grants], "hide": private + [str(h) for h in hide]}
 
 
-def start_zygote(course: Course | None = None, *, hide=(), grants=(), huge_pages: bool = False):
+class FenceUnavailable(click.ClickException):
+    """What the fence must cover cannot be kept from the workers here: nothing is graded (exit 3,
+    the grader's reason, not the submission's)."""
+
+    exit_code = 3
+
+
+def start_zygote(course: Course | None = None, *, hide=(), grants=(), huge_pages: bool = False, lang: str = "zh"):
     """Fork the zygote (before anything secret is loaded in this process) and return it.
 
     The course secret (grader.judge.draws) is read first and taken out of the environment,
@@ -60,7 +70,29 @@ def start_zygote(course: Course | None = None, *, hide=(), grants=(), huge_pages
     secret = secret_file(course)
     hide = [*hide, *([str(secret)] if secret is not None and secret.exists() else [])]
     fence = fence_options(course, hide=hide, grants=grants)
+    close_without_mounts(fence["hide"], lang)
     return Zygote(fence=fence, huge_pages=huge_pages).start(in_child=forget_secret)
+
+
+def close_without_mounts(hide: list[str], lang: str) -> None:
+    """As root where workers get no mount namespace (grader.sandbox.mountless): what the mounts
+    would cover closed to other users, said once when a mode changed; FenceUnavailable when
+    something cannot be."""
+    from grader.sandbox.mountless import close_to_others, mounts_refused, unreachable
+    from grader.sandbox.pool import linux_fence_here
+
+    if not linux_fence_here() or not mounts_refused():
+        return
+    from grader.sandbox.fence import kit_secrets, python_paths
+
+    unread = unreachable(python_paths())  # nothing can bind them in for the workers' uid here
+    if unread:
+        raise FenceUnavailable(say("fence_python", lang, paths=", ".join(unread)))
+    closed, still_open = close_to_others(kit_secrets() + list(hide))
+    if still_open:
+        raise FenceUnavailable(say("fence_open", lang, paths="; ".join(f"{p} ({why})" for p, why in still_open)))
+    if closed:
+        click.echo("grade: " + say("fence_modes", lang, paths=", ".join(closed)), err=True)
 
 
 def load_judge() -> None:
@@ -83,13 +115,17 @@ def resolve_corpus(course: Course):
     """The lesson's corpus as a `DataFile` (its sha256 verified), or the `DataError` saying why not."""
     from grader.data import datasets
     from grader.model.calls import DataFile
+    from grader.sandbox.mountless import mounts_refused, readable_copy
 
     try:
         data_dir = course.root / course.data_dir if course.data_dir else None
         path = datasets.resolve("tinyshakespeare", data_dir=data_dir, progress=None)
     except datasets.DataError as err:
         return err
-    return DataFile("tinyshakespeare", str(path), datasets.get_dataset("tinyshakespeare").sha256)
+    sha256 = datasets.get_dataset("tinyshakespeare").sha256
+    if mounts_refused():  # no data folder can be granted: the workers' uid reads it where it lies
+        path = readable_copy(str(path), sha256)
+    return DataFile("tinyshakespeare", str(path), sha256)
 
 
 def corpus_provider(course: Course, resolved=None):

@@ -10,7 +10,7 @@ platform; `enter` applies every layer it can and reports which held (the README'
 | memory                        | RLIMIT_AS (`limits["memory"]`, address space, torch included) (both)              |
 | CPU, file size, core dumps    | RLIMIT_CPU, RLIMIT_FSIZE (16 MB a file), RLIMIT_CORE = 0 (both); as root, one CPU share and memory cap per uid (a cgroup, `slotgroups`: a slot's processes never starve another's, nor run the machine out of memory) |
 | network                       | new empty network namespace             | user+network namespace if the kernel allows unprivileged user namespaces, else none |
-| file system                   | new mount namespace: everything read-only (mount_setattr, recursive), a fresh size-capped tmpfs on /tmp, /var/tmp, /dev/shm; solutions/, grader/checks/, grader/mistakes/, tests/, .git and the caller's `hide` list covered by empty read-only tmpfs | the same inside the user namespace when it is available |
+| file system                   | new mount namespace: everything read-only (mount_setattr, recursive), a fresh size-capped tmpfs on /tmp, /var/tmp, /dev/shm; solutions/, grader/checks/, grader/mistakes/, tests/, .git and the caller's `hide` list covered by empty read-only tmpfs. Where mount namespaces are refused (Docker's default profile) those are closed to others by the judge (`mountless`) and the worker checks, as its uid, that it can read none of them; its folder is made under `workdirs.work_root()` | the same inside the user namespace when it is available |
 | the submission                | copied (its *.py files) into the worker's private /tmp, read-only to the student; the original folder is hidden when the caller lists it | the same when the mount namespace is available |
 | user                          | setgroups([]), setgid/setuid to a dedicated unprivileged uid (`uid`, default 65534); NO_NEW_PRIVS | capabilities of the user namespace dropped; same uid as the grader |
 | keyrings                      | a new session keyring per worker; the leased uid's user, user-session and persistent keyrings cleared (`keyrings`) | a new session keyring (the user namespace's own user keyrings) |
@@ -34,8 +34,10 @@ from grader.model.files import readable_by_others
 from grader.model.paths import KIT_ROOT, PACKAGE_DIR
 import grader.sandbox.intake as intake
 import grader.sandbox.keyrings as keyrings
+import grader.sandbox.mountless as mountless
 import grader.sandbox.pidns as pidns
 import grader.sandbox.slotgroups as slotgroups
+import grader.sandbox.workdirs as workdirs
 from grader.sandbox.limits import FILE_SIZE_CAP, nproc_counts_per_user_namespace, prefer_for_oom_killer
 
 CLONE_NEWNS = 0x00020000
@@ -152,7 +154,7 @@ def _write_copy(target: str, files: dict[str, bytes]) -> None:
     os.chmod(target, 0o555)
 
 
-def _python_paths() -> list[str]:
+def python_paths() -> list[str]:
     """Folders the worker imports from: the interpreter's library, the venv, the grader package."""
     import site
 
@@ -317,8 +319,6 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
 
     Call it in the forked worker, before anything of the student's is loaded.
     """
-    import tempfile
-
     fence = {**DEFAULTS, **(setup.get("fence") or {})}
     limits = setup.get("limits") or {}
     folder = setup.get("submission")
@@ -329,7 +329,7 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     files, REFUSED = _read_submission(folder, fence["max_copy"])
     if not fence["enabled"]:
         _limits(limits, fence, False, report)
-        workdir = tempfile.mkdtemp(prefix="grade-worker-")
+        workdir = workdirs.make_workdir(fence.get("scratch"))
         copy = None
         if folder is not None:
             copy = os.path.join(workdir, "submission")
@@ -354,7 +354,7 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     if namespaced:
         try:
             _mount("none", "/", None, MS_REC | MS_PRIVATE)
-            needs = _open_paths(_python_paths() + [str(p) for p in fence["grants"]])  # in this namespace
+            needs = _open_paths(python_paths() + [str(p) for p in fence["grants"]])  # in this namespace
             try:
                 _all_readonly()
                 report["read_only_root"] = True
@@ -389,8 +389,8 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
             report["mounts"] = True
         except OSError as err:
             report["mounts"] = f"failed: {err}"
-    if workdir is None:
-        workdir = tempfile.mkdtemp(prefix="grade-worker-")
+    if workdir is None:  # on the machine's file system: removed by the sweep of its uid, or with the run
+        workdir = workdirs.make_workdir(fence.get("scratch"), int(fence["uid"]) if privileged else None)
         if folder is not None:  # no mount namespace: still a private copy, never the original
             new_folder = os.path.join(workdir, "submission")
             _write_copy(new_folder, files)
@@ -409,6 +409,10 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
             report["user"] = f"uid {uid}"
         except OSError as err:
             report["user"] = f"still root ({err})"
+        if report.get("mounts") is not True:  # nothing covered: closed to others by the judge (grader.sandbox.mountless)
+            still_open = mountless.readable_here(kit_secrets() + [str(p) for p in fence["hide"]]) if dropped else ["(root)"]
+            if still_open:  # no student code runs where it could read them
+                raise OSError(f"the fence could not close {', '.join(still_open)} to this worker")
     if not dropped:  # the process cap too, in a user namespace of its own that counts them apart
         _limits(limits, fence, namespaced and not privileged and nproc_counts_per_user_namespace(), report)
         if namespaced and not privileged:
@@ -429,4 +433,4 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     return new_folder, workdir
 
 
-__all__ = ["enter", "kit_secrets", "DEFAULTS"]
+__all__ = ["enter", "kit_secrets", "python_paths", "DEFAULTS"]

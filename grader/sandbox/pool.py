@@ -30,7 +30,6 @@ import queue
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 
 import grader.sandbox.plaincodec as plaincodec
@@ -38,6 +37,7 @@ from grader.model.paths import PACKAGE_DIR
 from grader.sandbox.framing import CHUNK, recv_frame, send_frame
 from grader.sandbox.limits import DEFAULT_LIMITS
 from grader.sandbox.tree import for_this_os
+from grader.sandbox.workdirs import run_scratch
 from grader.sandbox.zygote import WorkerDied, Zygote
 
 POOL_SIZE = 1          # ready interpreters kept (one submission at a time needs one)
@@ -232,7 +232,8 @@ class SpawnZygote(Zygote):
         self.size = max(0, size)
         self._ready: list[_Fresh] = []
         self._owner: int | None = None
-        self._scratch: str | None = None  # the workers' working folders (removed at close)
+        self._scratch: str | None = None  # the workers' working folders (grader.sandbox.workdirs)
+        self._own_scratch: str | None = None  # the same, when this run removes it at close
         self._out: set[PipeChannel] = set()  # handed out, not closed yet
         self._closing = False
 
@@ -246,7 +247,7 @@ class SpawnZygote(Zygote):
             self._forget_inherited()  # a forked judge (grade batch -j): a pool of its own
         if self._owner is None:
             self._owner = os.getpid()
-            self._scratch = tempfile.mkdtemp(prefix="grade-workers-")
+            self._scratch, self._own_scratch = run_scratch()
             self._top_up()
         return self
 
@@ -300,7 +301,7 @@ class SpawnZygote(Zygote):
                     end.close()
                 except OSError:
                     pass
-        self._ready, self._owner, self._scratch, self._out = [], None, None, set()
+        self._ready, self._owner, self._scratch, self._own_scratch, self._out = [], None, None, None, set()
         self._shared_workers = {}
 
     def close(self, wait: bool = True) -> None:  # noqa: ARG002 - no zygote to wait for here
@@ -318,6 +319,6 @@ class SpawnZygote(Zygote):
             sweep_uid(self._leased_uid)  # as root, the fenced workers' uid: what escaped dies too
             release(self._leased_uid)
             self._leased_uid = None
-        if self._scratch:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+        if self._own_scratch:  # as root, the shared folder's are swept uid by uid (above)
+            shutil.rmtree(self._own_scratch, ignore_errors=True)
         self._owner, self._closing = None, False

@@ -37,10 +37,10 @@ import json
 import os
 import signal
 import sys
-import tempfile
 
 import grader.sandbox.intake as intake
 import grader.sandbox.plaincodec as plaincodec
+import grader.sandbox.workdirs as workdirs
 from grader.sandbox.framing import PipePair, recv_frame, send_frame
 from grader.sandbox.limits import FILE_SIZE_CAP
 
@@ -123,8 +123,7 @@ def enter(setup: dict, keep_fds: set[int]) -> tuple[str | None, str]:
         REFUSED = fence.REFUSED
         return entered
     options = setup.get("fence") or {}
-    scratch = options.get("scratch")
-    workdir = tempfile.mkdtemp(prefix="grade-worker-", dir=scratch if scratch and os.path.isdir(scratch) else None)
+    workdir = workdirs.make_workdir(options.get("scratch"))
     copy = None
     if setup.get("submission"):
         copy = os.path.join(workdir, "submission")

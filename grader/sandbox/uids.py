@@ -30,6 +30,7 @@ import threading
 import time
 
 import grader.sandbox.slotgroups as slotgroups
+import grader.sandbox.workdirs as workdirs
 
 BASE = 62000
 BLOCK = 64
@@ -175,6 +176,11 @@ def sweep_uid(uid: int, wait: bool = True) -> None:
     """
     if not isinstance(uid, int) or uid < 1000 or uid >= 65534 or os.geteuid() != 0 or not owns(uid):
         return  # never as root, never a system user, never "nobody", never another run's uid
+    _kill_all(uid, wait)
+    workdirs.clear([uid])  # its workers' folders where they had no private /tmp
+
+
+def _kill_all(uid: int, wait: bool) -> None:
     # Each process once, through a pidfd; a process that has SIGKILL pending can run no more of
     # its own code (nor finish a fork), so only processes new since the last pass need another.
     # No fork of this (large) process: tens of milliseconds saved after every student.
@@ -272,6 +278,7 @@ def _kill_as(uid: int) -> None:
 def _sweep_block(lease: _Lease) -> None:
     for uid in processes_of(range(lease.base, lease.base + BLOCK)):
         _kill_as(uid)
+    workdirs.clear(range(lease.base, lease.base + BLOCK))
 
 
 def _start_watchdog(lease: _Lease) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import secrets
 import signal
 import socket
@@ -93,11 +94,16 @@ class Zygote:
 
             # leased under a lock: no other run on the machine holds it (see grader.sandbox.uids)
             self.fence["uid"] = self.fence["gid"] = self._leased_uid = allocate()
+        self._own_scratch: str | None = None  # removed at close (grader.sandbox.workdirs.run_scratch)
 
     def start(self, in_child=None) -> "Zygote":
         """Fork the zygote; `in_child()` runs in it first (the judge's secrets dropped there)."""
         if self._sock is not None:
             return self
+        if "scratch" not in self.fence:  # where workers with no private /tmp work
+            from grader.sandbox.workdirs import run_scratch
+
+            self.fence["scratch"], self._own_scratch = run_scratch()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:
@@ -190,6 +196,10 @@ class Zygote:
                 proc.kill()
             self._sock.close()
             self._sock = None
+            if self._own_scratch is not None:
+                shutil.rmtree(self._own_scratch, ignore_errors=True)
+                del self.fence["scratch"]  # a restarted zygote makes a new one
+                self._own_scratch = None
             if not wait:
                 return
             from grader.sandbox.uids import release, sweep_uid

@@ -35,7 +35,7 @@ class WatchSession:
     def start(self) -> "WatchSession":
         from grader.run.startup import corpus_provider, load_judge, references_for, start_zygote
 
-        self.zygote = start_zygote(self.course)  # before torch and the reference are loaded here
+        self.zygote = start_zygote(self.course, lang=self.lang)  # before torch and the reference are loaded here
         load_judge()
         self.references, self.recorded = references_for(self.course)
         self.corpus = corpus_provider(self.course)

@@ -1,0 +1,116 @@
+"""As root where a worker cannot have a mount namespace of its own: secrets closed by their modes.
+
+Docker's default profile runs the kit as root but without CAP_SYS_ADMIN, and its seccomp
+filter refuses unshare(2): a worker still drops to a leased uid (grader.sandbox.uids), but it
+shares the machine's file system, so the mounts that cover the reference, the hidden checks,
+a batch's DIR and OUT and the cache's private folders (grader.sandbox.fence) are not there.
+What they would cover is then closed to other users (mode o-rwx) by the judge before any
+worker starts, since a worker's uid is "other" to every file (no groups, no file of its own
+outside its working folder); a path that cannot be closed (a read-only file system) stops the
+run before any student code runs. Each worker checks again, as its own uid, before the import.
+
+    >>> if mounts_refused():
+    ...     closed, still_open = close_to_others(["/kit/solutions", "/kit/grader/checks"])
+
+Only what is open is changed: a kit under a folder others cannot enter already is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+
+from grader.sandbox.workdirs import work_root
+
+CLONE_NEWNS = 0x00020000
+_refused: bool | None = None
+
+
+def mounts_refused() -> bool:
+    """Whether this root process's workers would be refused a mount namespace (asked once, in a
+    forked child that tries; never on other systems or as an ordinary user)."""
+    global _refused
+    if _refused is None:
+        _refused = sys.platform.startswith("linux") and os.geteuid() == 0 and not _child_unshares()
+    return _refused
+
+
+def _child_unshares() -> bool:
+    import ctypes
+
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            code = 0 if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNS) == 0 else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def open_to_others(path: str) -> bool:
+    """Whether a user with no claim on `path` (not its owner, not in its group) can reach it:
+    every folder above searchable by others, and the path itself readable (a folder: readable
+    or searchable, since a known name inside is enough)."""
+    try:
+        mode = os.stat(path).st_mode
+        folder = os.path.dirname(os.path.abspath(path))
+        while True:
+            if not os.stat(folder).st_mode & stat.S_IXOTH:
+                return False
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                break
+            folder = parent
+    except OSError:
+        return False
+    wanted = stat.S_IROTH | stat.S_IXOTH if stat.S_ISDIR(mode) else stat.S_IROTH
+    return bool(mode & wanted)
+
+
+def close_to_others(paths) -> tuple[list[str], list[tuple[str, str]]]:
+    """Take every permission of others off each path they can reach; (paths closed now,
+    [(path, why) still open])."""
+    closed, still_open = [], []
+    for path in paths:
+        if not open_to_others(path):
+            continue
+        try:
+            os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) & ~0o007)
+            closed.append(path)
+        except OSError as err:
+            still_open.append((path, err.strerror or str(err)))
+    return closed, still_open
+
+
+def readable_here(paths) -> list[str]:
+    """The paths this process can read or enter (a worker's check, as its own uid)."""
+    return [p for p in paths if os.access(p, os.R_OK) or (os.path.isdir(p) and os.access(p, os.X_OK))]
+
+
+def unreachable(paths) -> list[str]:
+    """The existing paths a worker's uid could not read (the interpreter's folders it imports from)."""
+    return [p for p in paths if os.path.exists(p) and not open_to_others(p)]
+
+
+def readable_copy(path: str, tag: str) -> str:
+    """Public data (the lesson's corpus, verified by the caller) at a path a worker's uid can
+    read: `path` itself when it can, else a copy made once in `work_root()/data/<tag>/` (0755,
+    the file 0644; `tag` names the content, its sha256). Without a work root, `path`."""
+    root = work_root()
+    if open_to_others(path) or root is None:
+        return path
+    folder = os.path.join(root, "data", tag)
+    target = os.path.join(folder, os.path.basename(path))
+    if not os.path.isfile(target):
+        for made in (os.path.dirname(folder), folder):
+            os.makedirs(made, exist_ok=True)
+            os.chmod(made, 0o755)
+        part = f"{target}.{os.getpid()}.part"  # whole or not there: a run killed while copying leaves no half
+        shutil.copyfile(path, part)
+        os.chmod(part, 0o644)
+        os.replace(part, target)
+    return target

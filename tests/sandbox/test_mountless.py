@@ -1,0 +1,240 @@
+"""As root where workers get no mount namespace (Docker's default profile): secrets closed by
+their modes, working folders that go with the run (grader.sandbox.mountless, .workdirs).
+
+Docker's default profile is stood in for by `setpriv`, which takes CAP_SYS_ADMIN out of the
+run's bounding set: unshare(2) is then refused as it is there. The runs use a copy of the kit,
+since the kit changes the modes of what it would hide.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.sandbox import mountless, workdirs
+from tests.sandbox.as_user import needs_root
+
+KIT = Path(__file__).resolve().parents[2]
+SOURCES = ["grader", "exercises", "solutions", "datasets", "course.toml", "pyproject.toml"]
+NO_SYS_ADMIN = ["setpriv", "--bounding-set", "-sys_admin", "--inh-caps", "-sys_admin"]
+# Reads the reference's ex01 through a path the review scan cannot see, and runs it.
+THIEF = '''
+import os
+_kit = os.environ.get("KIT_FOR_THIEF", "")
+_path = os.path.join(_kit, "snoitulos"[::-1], "ex01_windows.py")
+_ns = {{}}
+exec(compile(open(_path).read(), "ex01", "exec"), _ns)
+make_windows, shift_pairs, count_targets = _ns["make_windows"], _ns["shift_pairs"], _ns["count_targets"]
+MARK = "{mark}"
+'''
+COPIER = '''
+import os
+_path = os.path.join({cohort!r}, "alice", "ex01_windows.py")
+_ns = {{}}
+exec(compile(open(_path).read(), "ex01", "exec"), _ns)
+make_windows, shift_pairs, count_targets = _ns["make_windows"], _ns["shift_pairs"], _ns["count_targets"]
+MARK = "{mark}"
+'''
+
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces"), needs_root]
+
+
+@pytest.fixture(scope="module")
+def place():
+    """A world-searchable scratch folder holding a copy of the kit."""
+    folder = Path(tempfile.mkdtemp(prefix="grade-mountless-", dir="/tmp"))
+    os.chmod(folder, 0o755)
+    kit = folder / "kit"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade*")
+    for name in SOURCES:
+        src = KIT / name
+        if src.is_dir():
+            shutil.copytree(src, kit / name, ignore=ignore)
+        else:
+            shutil.copy2(src, kit / name)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def grade(kit: Path, *args, before: str = "", readable_python: bool = True, **env) -> subprocess.CompletedProcess:
+    """`grade ARGS` from the copy `kit`, as root without CAP_SYS_ADMIN, in a mount namespace of
+    its own made first (`before`: shell run there, a read-only bind say). An interpreter under
+    /root (pyenv, here) is made readable as a system one is (/usr/local in Docker's images):
+    /root a world-readable tmpfs with only the installation bound back in."""
+    home = os.path.realpath(sys.base_prefix)
+    script = "set -e; "
+    if readable_python and home.startswith("/root/"):
+        script += ('mkdir -p "$0/python"; mount --bind "$1" "$0/python"; mount -t tmpfs -o mode=755 tmpfs /root; '
+                   'mkdir -p "$1"; mount --bind "$0/python" "$1"; ')
+    script += (before + "; " if before else "") + 'shift; exec "$@"'
+    command = [sys.executable, "-c", "from grader.commands.main import entry; entry()", *args]
+    env = {**os.environ, "PYTHONPATH": str(kit), "KIT_FOR_THIEF": str(kit), "GRADE_LANG": "en",
+           "PYTHONDONTWRITEBYTECODE": "1", **env}
+    return subprocess.run(["unshare", "-m", "sh", "-c", script, str(kit.parent), home, *NO_SYS_ADMIN, *command],
+                          capture_output=True, text=True, env=env, cwd=kit, timeout=600)
+
+
+def left_behind(mark: str, wait: float = 10.0) -> list[str]:
+    """Working folders on the machine's file system still holding a copy marked `mark`, once
+    the run's uid block has been swept (by its watchdog, just after `grade exNN` exits)."""
+    deadline = time.monotonic() + wait
+    while True:
+        found = _marked(mark)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
+
+
+def _marked(mark: str) -> list[str]:
+    found = []
+    for top in ["/tmp", *workdirs.ROOTS]:
+        try:
+            names = os.listdir(top)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith(("grade-worker-", "grade-workers-")):
+                for copy in Path(top, name).rglob("ex01_windows.py"):
+                    try:
+                        if mark in copy.read_text():
+                            found.append(str(copy))
+                    except OSError:
+                        pass
+    return found
+
+
+def test_unshare_is_refused_under_the_stand_in(place):
+    """The stand-in is a real one: mount namespaces are refused, so the kit takes the path under test."""
+    probe = "import ctypes, sys; sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x20000) != 0)"
+    assert subprocess.run([*NO_SYS_ADMIN, sys.executable, "-c", probe]).returncode == 1
+
+
+def test_the_reference_stays_out_of_reach_and_nothing_is_left(place):
+    kit, mark = place / "kit", "mark-" + os.urandom(6).hex()
+    student = place / "thief"
+    student.mkdir()
+    (student / "ex01_windows.py").write_text(THIEF.format(mark=mark))
+    assert stat.S_IMODE((kit / "solutions").stat().st_mode) & 0o005  # open before the run
+    run = grade(kit, "ex01", "--submission", str(student), "--format", "json")
+    assert run.returncode == 1, run.stderr
+    result = json.loads(run.stdout)
+    assert result["score"] == 0, result  # could not read the reference: the import failed
+    assert "Permission denied" in run.stdout
+    assert "closed to other users" in run.stderr and str(kit / "solutions") in run.stderr
+    for name in ("solutions", "grader/checks", "grader/mistakes", "grader/pieces"):
+        assert not stat.S_IMODE((kit / name).stat().st_mode) & 0o007, name
+    assert left_behind(mark) == []  # its working folder went with its uid's sweep
+    again = grade(kit, "ex01", "--submission", str(student), "--format", "json")
+    assert "closed to other users" not in again.stderr  # said once, when a mode changed
+
+
+def test_a_correct_submission_keeps_full_marks(place):
+    """ex12 trains: torch.optim's first use imports modules lazily, as the workers' uid."""
+    kit = place / "kit"
+    run = grade(kit, "ex12", "--reference")
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_a_batch_student_cannot_read_another(place):
+    kit, mark = place / "kit", "mark-" + os.urandom(6).hex()
+    cohort = place / "cohort"
+    (cohort / "alice").mkdir(parents=True)
+    (cohort / "bob").mkdir()
+    shutil.copy(kit / "solutions" / "ex01_windows.py", cohort / "alice" / "ex01_windows.py")
+    (cohort / "bob" / "ex01_windows.py").write_text(COPIER.format(cohort=str(cohort), mark=mark))
+    os.chmod(cohort, 0o755)  # as an instructor's folder may well be
+    out = place / "out"
+    run = grade(kit, "batch", str(cohort), "--out", str(out), "--only", "ch05", "-j", "2", "--no-progress")
+    assert run.returncode == 0, run.stderr
+    rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open(encoding="utf-8"))}
+    assert float(rows["alice"]["ex01"]) == 10
+    assert float(rows["bob"]["ex01"]) == 0  # alice's file was closed to bob's worker
+    assert not stat.S_IMODE(cohort.stat().st_mode) & 0o007
+    assert left_behind(mark) == []
+
+
+def test_what_cannot_be_closed_stops_the_run(place):
+    """A read-only solutions/ (a read-only bind mount, as `docker run -v kit:/kit:ro` gives):
+    exit 3, the path and the way out said, nothing graded or written."""
+    kit = place / "kit-ro"
+    shutil.copytree(place / "kit", kit, symlinks=True)
+    os.chmod(kit / "solutions", 0o755)
+    out = place / "ro.json"
+    sol = kit / "solutions"
+    run = grade(kit, "ex01", "--reference", "--format", "json", "--out", str(out),
+                before=f'mount --bind "{sol}" "{sol}"; mount -o remount,bind,ro "{sol}"')
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "cannot grade" in run.stderr and str(sol) in run.stderr and "SYS_ADMIN" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not out.exists()
+
+
+@pytest.mark.skipif(mountless.open_to_others(os.path.realpath(sys.base_prefix)),
+                    reason="this interpreter is readable by other users")
+def test_an_interpreter_the_workers_cannot_read_stops_the_run(place):
+    """pyenv under /root, say: every lazy import of a worker would fail (torch.optim's first use
+    imports cProfile), each charged to the student. Exit 3 instead, before anything is graded."""
+    run = grade(place / "kit", "ex12", "--reference", readable_python=False)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "cannot read the Python installation" in run.stderr and os.path.realpath(sys.base_prefix) in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_a_corpus_the_workers_cannot_read_is_graded_from_a_readable_copy(place):
+    """The data folder and the cache both behind a folder others cannot enter: ex07's data
+    checks read a copy made where the workers' uid can, and the reference passes."""
+    private = place / "private"
+    (private / "data").mkdir(parents=True)
+    shutil.copytree(Path(os.environ["GPT_COURSE_DATA"]) / "tinyshakespeare", private / "data" / "tinyshakespeare")
+    os.chmod(private, 0o700)
+    shutil.rmtree(Path(workdirs.work_root(), "data"), ignore_errors=True)
+    run = grade(place / "kit", "ex07", "--reference", GPT_COURSE_DATA=str(private / "data"),
+                XDG_CACHE_HOME=str(private / "cache"))
+    assert run.returncode == 0, run.stdout + run.stderr
+    copies = list(Path(workdirs.work_root(), "data").glob("*/input.txt"))
+    assert copies and all(stat.S_IMODE(c.stat().st_mode) == 0o644 for c in copies)
+
+
+def test_open_and_closed_paths(place):
+    tmp_path = place / "modes"
+    tmp_path.mkdir(mode=0o755)
+    open_dir, closed_dir = tmp_path / "open", tmp_path / "closed"
+    open_dir.mkdir(mode=0o755)
+    closed_dir.mkdir(mode=0o700)
+    (closed_dir / "inside").write_text("x")
+    os.chmod(closed_dir / "inside", 0o644)
+    searchable = tmp_path / "searchable"
+    searchable.mkdir()
+    os.chmod(searchable, 0o711)  # a known name inside is enough
+    assert mountless.open_to_others(str(open_dir))
+    assert mountless.open_to_others(str(searchable))
+    assert not mountless.open_to_others(str(closed_dir))
+    assert not mountless.open_to_others(str(closed_dir / "inside"))  # behind a closed folder
+    assert not mountless.open_to_others(str(tmp_path / "missing"))
+    closed, still_open = mountless.close_to_others([str(open_dir), str(closed_dir), str(searchable)])
+    assert closed == [str(open_dir), str(searchable)] and still_open == []
+    assert stat.S_IMODE(open_dir.stat().st_mode) == 0o750
+    assert stat.S_IMODE(closed_dir.stat().st_mode) == 0o700  # left as it was
+
+
+def test_the_sweep_removes_only_its_uids_folders():
+    root = workdirs.work_root()
+    assert root is not None and stat.S_IMODE(os.lstat(root).st_mode) == 0o711
+    mine = workdirs.make_workdir(root, 65001)
+    other = workdirs.make_workdir(root, 65002)
+    (Path(mine) / "sub").mkdir()
+    os.symlink("/etc", Path(mine) / "sub" / "link")  # removed, never followed
+    workdirs.clear([65001])
+    assert not os.path.exists(mine) and os.path.isdir(other) and os.path.isdir("/etc")
+    workdirs.clear([65002])
+    assert not os.path.exists(other)
