@@ -152,10 +152,20 @@ def _unsealed_out_of(out: Path, root: Path) -> bool:
 
 def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tuple[int, int] = (1, 1),
               ids: list[str] | None = None, lang: str = "zh", formats: list[str] | None = None,
-              progress: bool | None = None) -> dict:
-    """Grade every student under `root` into `out`; returns the gradebook (also written)."""
+              progress: bool | None = None, unfenced: bool = False) -> dict:
+    """Grade every student under `root` into `out`; returns the gradebook (also written).
+
+    Refused (FenceUnavailable) where the students' workers cannot be kept from each other's
+    files, unless `unfenced` (grader.sandbox.mountless.students_fenced_apart)."""
+    from grader.run.startup import FenceUnavailable
+    from grader.sandbox.mountless import students_fenced_apart
+
     root, out = Path(root).resolve(), Path(out).resolve()
     check_out(root, out)
+    if not students_fenced_apart():
+        if not unfenced:
+            raise FenceUnavailable(say("batch_unfenced", lang))
+        print(say("batch_unfenced_anyway", lang), file=sys.stderr, flush=True)
     busy = busy_machine(jobs, lang)
     if busy:
         print(busy, file=sys.stderr, flush=True)

@@ -137,6 +137,25 @@ CATALOG: dict[str, dict[str, str]] = {
                          "{paths}. Keep them where other users cannot read, or let the container have mount "
                          "namespaces (docker run --cap-add SYS_ADMIN --security-opt seccomp=unconfined "
                          "--security-opt apparmor=unconfined). Nothing was graded."},
+    "batch_unfenced": {"zh": "不评分：这里（没有用户命名空间的普通用户、Windows 或 macOS）学生的代码以你的身份运行，能读、能改"
+                             "别的学生的作业、OUT 和成绩册。请以 root 运行（sudo、Docker、CI），或允许用户命名空间"
+                             "（Ubuntu 23.10 及以后：sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0），"
+                             "或加 --unfenced 照样评分（那就不是正式成绩）。 / not grading: here (an ordinary user "
+                             "without user namespaces, Windows or macOS) a student's code runs as you, and can read and "
+                             "change the other students' work, OUT and the gradebook. Run it as root (sudo, Docker, "
+                             "CI), or allow user namespaces (Ubuntu 23.10 and later: sudo sysctl "
+                             "kernel.apparmor_restrict_unprivileged_userns=0), or pass --unfenced to grade anyway "
+                             "(not an official grade).",
+                       "en": "not grading: here (an ordinary user without user namespaces, Windows or macOS) a "
+                             "student's code runs as you, and can read and change the other students' work, OUT and "
+                             "the gradebook. Run it as root (sudo, Docker, CI), or allow user namespaces (Ubuntu "
+                             "23.10 and later: sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0), or pass "
+                             "--unfenced to grade anyway (not an official grade)."},
+    "batch_unfenced_anyway": {"zh": "--unfenced：学生的代码以你的身份运行，能读、能改别的学生的作业和成绩册；这次的分数不是正式成绩 / "
+                                    "--unfenced: students' code runs as you and can read and change each other's work "
+                                    "and the gradebook; these scores are not an official grade",
+                              "en": "--unfenced: students' code runs as you and can read and change each other's work "
+                                    "and the gradebook; these scores are not an official grade"},
     # grade batch: the time bound (grader.cohort.batch.time_bound), the answers computed ahead
     # (grader.cohort.warmup) and the summary line; Chinese beside English unless --lang en
     "batch_busy": {"zh": "这台机器已经很忙（1 分钟平均负载 {load}，{cores} 个核），再加 {jobs} 个评分进程，它们得分着用 CPU："

@@ -25,6 +25,7 @@ import sys
 from grader.sandbox.workdirs import work_root
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
 _refused: bool | None = None
 
 
@@ -37,14 +38,24 @@ def mounts_refused() -> bool:
     return _refused
 
 
-def _child_unshares() -> bool:
+def students_fenced_apart() -> bool:
+    """Whether one student's worker is kept from another's files (their folders in DIR, OUT, the
+    gradebook) here: as root on Linux always (the mounts, or modes closed by `close_to_others`,
+    and a uid per slot); as a user only where a user namespace with mounts of its own can be had;
+    never on Windows or macOS, where workers run as the user who grades."""
+    if not sys.platform.startswith("linux"):
+        return False
+    return os.geteuid() == 0 or _child_unshares(CLONE_NEWUSER | CLONE_NEWNS)
+
+
+def _child_unshares(flags: int = CLONE_NEWNS) -> bool:
     import ctypes
 
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
-            code = 0 if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNS) == 0 else 1
+            code = 0 if ctypes.CDLL(None, use_errno=True).unshare(flags) == 0 else 1
         finally:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
