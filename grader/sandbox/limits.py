@@ -9,6 +9,11 @@ FILE_SIZE_CAP = 16 * 1024 * 1024  # bytes a worker may write to any one file
 DEFAULT_LIMITS = {"memory": 6 * 1024**3, "cpu": 900}
 MAX_ANSWER_BYTES = 64 * 1024**2  # one answer frame from a worker (the largest real one: ~10 MB, ex06 on the corpus)
 OOM_FIRST = 1000  # /proc/self/oom_score_adj of a worker: the kernel's first choice when memory runs out
+# Exercise modules whose checks watch the student's torch calls from the calling thread: ex02's
+# forbidden-API net is a TorchDispatchMode, which no other thread carries, nor a process that
+# starts a fresh interpreter. Their workers may start neither: RLIMIT_NPROC 1, wherever it is
+# counted for the worker alone (as root, its leased uid; as a user, its own user namespace).
+ALONE = frozenset({"ex02_nll"})
 
 
 def prefer_for_oom_killer() -> int | None:

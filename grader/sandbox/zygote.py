@@ -27,7 +27,7 @@ import grader.sandbox.exits as exits
 import grader.sandbox.plaincodec as plaincodec
 import grader.sandbox.requestcodec as requestcodec
 from grader.sandbox.framing import ForgedFrame, hmac_sha256, open_frame, recv_frame_until, send_frame
-from grader.sandbox.limits import DEFAULT_LIMITS, MAX_ANSWER_BYTES
+from grader.sandbox.limits import ALONE, DEFAULT_LIMITS, MAX_ANSWER_BYTES
 from grader.sandbox.zygote_main import zygote_main
 
 
@@ -272,7 +272,7 @@ class Worker:
 
         pieces = needed_by(module)
         self.setup = {"submission": submission, "module": module, "limits": limits or DEFAULT_LIMITS,
-                      "pieces": list(pieces)}
+                      "pieces": list(pieces), **({"fence": {"nproc": 1}} if module in ALONE else {})}
         # Exercises share a worker only when they hold the same pieces of earlier exercises
         # (none for most): a worker grading ex08 never holds the correct get_batch.
         # One process per exercise of a submission: it has run only that exercise's file and

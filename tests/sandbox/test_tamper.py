@@ -266,6 +266,54 @@ _POP_BUILT = """import contextlib
         finally:
             _push(mode)"""
 
+# ex02 computed where the net cannot see: torch's own ops run in another thread (a
+# TorchDispatchMode is the calling thread's alone; the ops bound at import, before the
+# Python-level patches) or in a fresh interpreter.
+EX02_ELSEWHERE = """
+    import torch
+    import torch.nn.functional as F
+    {reach}
+
+    def stable_softmax(logits):
+        return _elsewhere("softmax", torch.as_tensor(logits))
+
+    def nll(logits, label):
+        t = torch.as_tensor(logits, dtype=torch.float32)
+        return float(_elsewhere("lse", t) - t[label])
+
+    def masked_mean_nll(logits, labels, ignore_index=-100):
+        return _elsewhere("ce", logits, labels, ignore_index)
+"""
+_IN_A_THREAD = """import threading
+    # torch's own builtins, bound before the Python-level patches: only the aten watch sees them
+    _softmax, _lse, _log_softmax = torch.softmax, torch.logsumexp, torch.log_softmax
+
+    def _ce(logits, labels, ignore):
+        valid = labels != ignore
+        picked = _log_softmax(logits, -1).gather(-1, torch.where(valid, labels, 0).unsqueeze(-1)).squeeze(-1)
+        return -(picked * valid).sum() / valid.sum()
+
+    def _elsewhere(what, *args):
+        out = []
+        run = {"softmax": lambda: _softmax(args[0], -1), "lse": lambda: _lse(args[0], -1),
+               "ce": lambda: _ce(*args)}[what]
+        worker = threading.Thread(target=lambda: out.append(run()))
+        worker.start()
+        worker.join()
+        return out[0]"""
+_IN_A_PROCESS = """import pickle, subprocess, sys
+    _CHILD = (
+        "import pickle, sys, torch, torch.nn.functional as F\\n"
+        "what, args = pickle.load(sys.stdin.buffer)\\n"
+        "out = {'softmax': lambda: F.softmax(args[0], dim=-1), 'lse': lambda: torch.logsumexp(args[0], -1),\\n"
+        "       'ce': lambda: F.cross_entropy(args[0], args[1], ignore_index=args[2])}[what]()\\n"
+        "sys.stdout.buffer.write(pickle.dumps(out.detach()))\\n")
+
+    def _elsewhere(what, *args):
+        done = subprocess.run([sys.executable, "-c", _CHILD], input=pickle.dumps((what, args)),
+                              capture_output=True, check=True)
+        return pickle.loads(done.stdout)"""
+
 ATTACKS = {
     "ex02_by_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(reach="import grader.probes.ex02 as p",
                                                                 patch="p.forbidden_net = _noop")),
@@ -303,6 +351,8 @@ ATTACKS = {
     "ex11_by_signal_frames": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
         reach="import sys", patch=_SIGNAL, during="pass")),
     "ex02_pop_by_helper": ("ex02", "ex02_nll.py", EX02_POP.format(reach=_POP_HELPER)),
+    "ex02_in_a_thread": ("ex02", "ex02_nll.py", EX02_ELSEWHERE.format(reach=_IN_A_THREAD)),
+    "ex02_in_a_fresh_interpreter": ("ex02", "ex02_nll.py", EX02_ELSEWHERE.format(reach=_IN_A_PROCESS)),
     "ex02_pop_by_built_name": ("ex02", "ex02_nll.py", EX02_POP.format(reach=_POP_BUILT)),
     "ex02_empty_the_net_in_place": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
         reach="", patch="""def _every(cls):
@@ -352,8 +402,11 @@ def test_observer_attacks_score_zero(tampered_cohort, name):
     exercise = ATTACKS[name][0]
     rows = {r["student"]: r for r in csv.DictReader((tampered_cohort / "grades.csv").open(encoding="utf-8"))}
     # Without the patch the same code scores 1/12 (ex02) and 9/12 (ex11); the attack must not
-    # add a point, and a detected one scores 0.
-    assert int(rows[name][exercise]) <= (1 if exercise == "ex02" else 9), rows[name]
+    # add a point, and a detected one scores 0. Code run elsewhere (ex02's thread and fresh
+    # interpreter) cannot start there, and keeps only the forbidden-API check's 2 points, as
+    # any wrong answer that calls no forbidden API does.
+    most = 2 if name in ("ex02_in_a_thread", "ex02_in_a_fresh_interpreter") else 1 if exercise == "ex02" else 9
+    assert int(rows[name][exercise]) <= most, rows[name]
     book = json.loads((tampered_cohort / "results.json").read_text(encoding="utf-8"))
     result = book["students"][name]
     assert result["review"]["flagged"], result["review"]  # the scan saw it before anything ran
