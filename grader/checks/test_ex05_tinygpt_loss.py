@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from grader.judge import Tol, assert_ok, call, diagnose, fail, observe, probe, same
+from grader.judge.compare import short
 from grader.judge.verdicts import HIDDEN_ANSWER
 
 pytestmark = pytest.mark.exercise("ex05")
@@ -22,11 +23,11 @@ def _check_shapes(student, got, expected: dict, where: str, *, hand: bool = Fals
     if not isinstance(got, dict):
         fail(f"{where} 应当返回 dict", f"{where} must return a dict", label=where,
              expected="dict", got=type(got).__name__)
-    missing = [k for k in expected if k not in got]
-    extra = [k for k in got if k not in expected]
-    if missing or extra:
+    missing = short([k for k in expected if k not in got], 120)  # the student's keys by their short form:
+    extra = short([k for k in got if k not in expected], 120)    # a key may be a 16 MB tensor
+    if missing != "[]" or extra != "[]":
         fail(f"{where} 的键不对：缺少 {missing}，多出 {extra}", f"{where} has the wrong keys: missing {missing}, "
-             f"unexpected {extra}", label=where, expected=str(list(expected)), got=str(list(got)))
+             f"unexpected {extra}", label=where, expected=short(list(expected), 120), got=short(list(got), 120))
     for key, want in expected.items():
         label = f'{where}["{key}"]'
         value = got[key]
@@ -45,11 +46,11 @@ def _check_shapes(student, got, expected: dict, where: str, *, hand: bool = Fals
                 why_en = "the right number of dimensions, a wrong size" if rank else "the wrong number of dimensions"
             fail(f"{label} 不对（{why_zh}）。这是要你对照 5.6 手填的，正确答案不显示",
                  f"{label} is wrong ({why_en}). It is yours to fill in from 5.6: the right value is not shown",
-                 label=label, expected=HIDDEN_ANSWER, got=repr(value), answer=str(want),
+                 label=label, expected=HIDDEN_ANSWER, got=short(value), answer=str(want),
                  diagnosis=diagnose(student, reference))
         if not ok:
-            fail(f"{label} 不对：期望 {want}，得到 {value!r}", f"{label} is wrong: expected {want}, got {value!r}",
-                 label=label, expected=str(want), got=repr(value), diagnosis=diagnose(student, reference))
+            fail(f"{label} 不对：期望 {want}，得到 {short(value)}", f"{label} is wrong: expected {want}, got {short(value)}",
+                 label=label, expected=str(want), got=short(value), diagnosis=diagnose(student, reference))
     # one line for the whole pipeline: [B,T] → [B,T,C] → [B,T,V] → [B*T,V] → ()
     stages = [k for k in ("input_ids", "hidden", "logits", "flat_logits", "loss") if k in expected]
     chain = " → ".join(str(expected[k]) for k in stages)

@@ -34,39 +34,62 @@ class Mismatch:
 
 
 def short(value, limit: int = 60) -> str:
-    """A one-line form for the report: shapes for tensors, values for the rest."""
+    """A one-line form for the report: shapes for tensors, values for the rest. Never longer
+    than about `limit` characters, and never built longer first: a student's answer may be
+    a dict keyed by 16 MB tensors, or an int of 5,000 digits."""
     if isinstance(value, torch.Tensor):
         return str(tuple(value.shape)) if value.dim() else _fmt_number(value.item())
     if isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
-        return " ".join(short(v) for v in value)
+        return " ".join(short(v) for v in value[:8]) + (" …" if len(value) > 8 else "")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         from grader.report.humanize import number
 
         return number(value)  # a count read by people: 409,600,000 (409.6M)
-    text = _inline(value)
+    text = _inline(value, limit)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _inline(value, depth: int = 0) -> str:
-    """One line, recursively; tensors inside containers as `T(2, 4)`."""
-    if depth > 6:
+def _inline(value, limit: int = 60, depth: int = 0) -> str:
+    """One line, recursively, about `limit` characters at most however large the value;
+    tensors inside containers (dict keys too) as `T(2, 4)`."""
+    if depth > 6 or limit <= 0:
         return "…"
     if isinstance(value, torch.Tensor):
         return f"T{tuple(value.shape)}" if value.dim() else _fmt_number(value.item())
     if isinstance(value, dict) and "__unsupported__" in value and len(value) == 1:
-        return f"<{value['__unsupported__']}>"
+        return f"<{_cut(str(value['__unsupported__']), limit)}>"
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_inline(v, depth + 1)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_inline(v, depth + 1) for v in value) + "]"
-    if isinstance(value, tuple):
-        inner = ", ".join(_inline(v, depth + 1) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
+        pairs = ((k, v) for k, v in value.items())
+        return _items("{", "}", pairs, limit, depth, lambda kv, room: f"{_inline(kv[0], room, depth + 1)}: "
+                                                                    f"{_inline(kv[1], room, depth + 1)}")
+    if isinstance(value, (list, tuple)):
+        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ",)" if len(value) == 1 else ")")
+        return _items(opening, closing, iter(value), limit, depth, lambda v, room: _inline(v, room, depth + 1))
     if isinstance(value, bool) or value is None:
         return str(value)
     if isinstance(value, (int, float)):
         return _fmt_number(value)
-    return repr(value).replace("\n", " ")
+    if isinstance(value, str):
+        text = repr(value[:limit]).replace("\n", " ")
+        return text if len(value) <= limit else text[:-1] + "…" + text[-1]
+    return _cut(repr(value).replace("\n", " "), limit)  # plain data holds nothing else
+
+
+def _items(opening: str, closing: str, items, limit: int, depth: int, show) -> str:
+    """`[a, b, …]`: items shown while they fit in `limit`, the rest as "…", never all rendered."""
+    parts, used = [], len(opening) + len(closing)
+    for item in items:
+        if used >= limit:
+            parts.append("…")
+            break
+        text = show(item, limit - used)
+        parts.append(text)
+        used += len(text) + 2
+    return opening + ", ".join(parts) + closing
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 1)] + "…"
 
 
 def _fmt_number(x) -> str:
@@ -78,6 +101,10 @@ def _fmt_number(x) -> str:
     import math
 
     if isinstance(x, bool) or not isinstance(x, float):
+        if isinstance(x, int):
+            from grader.report.humanize import int_text
+
+            return int_text(x)
         return str(x)
     if math.isnan(x) or math.isinf(x):
         return str(x)
@@ -122,10 +149,11 @@ def compare(expected, got, tol: Tol | None = None, *, dtype: bool = True, path: 
         missing = [k for k in expected if k not in got]
         extra = [k for k in got if k not in expected]
         if missing or extra:
+            missing, extra = short(missing), short(extra)
             return Mismatch(f"键不同{where}：缺少 {missing}，多出 {extra}",
                             f"keys differ{where}: missing {missing}, unexpected {extra}")
         for key in expected:
-            found = compare(expected[key], got[key], tol, dtype=dtype, path=f"{path}[{key!r}]")
+            found = compare(expected[key], got[key], tol, dtype=dtype, path=f"{path}[{short(key)}]")
             if found:
                 return found
         return None
@@ -174,6 +202,9 @@ def _compare_number(expected, got, tol: Tol, where: str) -> Mismatch | None:
                         f"value differs{where}: expected {short(expected)}, got {short(got)}")
     if type(got) not in (int, float):  # an int where a float is asked is still the number
         return _kind_mismatch(expected, got, where)
+    if type(got) is int and abs(got) > 2**1023:  # beyond every float: no float of it to compare
+        return Mismatch(f"值不同{where}：期望 {short(expected)}，得到 {short(got)}",
+                        f"value differs{where}: expected {short(expected)}, got {short(got)}")
     if math.isnan(expected) and math.isnan(got):
         return None
     if math.isinf(expected) or math.isinf(got):

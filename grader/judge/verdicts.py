@@ -304,7 +304,10 @@ def hand_mismatch(expected, got) -> tuple[str, str]:
                 f"not right: it should be an int, got a {type(got).__name__}{tail_en}")
     big = got > expected
     way_zh, way_en = ("偏大", "too large") if big else ("偏小", "too small")
-    ratio = abs(got / expected) if expected else float("inf")
+    try:
+        ratio = abs(got / expected) if expected else float("inf")
+    except OverflowError:  # an int beyond every float
+        ratio = float("inf")
     if 0.9 <= ratio <= 1.1:
         size_zh, size_en = "差得不多（不到 10%）", "close (within 10%)"
     elif 0.1 < ratio < 10:

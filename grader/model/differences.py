@@ -50,8 +50,9 @@ def item_text(x) -> str:
         return f"({x[0][0]}, {x[0][1]}) → {x[1]}"
     if x is None:
         return "—"
-    text = repr(x)
-    return text if len(text) <= 24 else text[:23] + "…"
+    from grader.judge.compare import short  # bounded before it is built: an item may be huge
+
+    return short(x, 24)
 
 
 def difference_text(diff: dict, lang: str) -> str:

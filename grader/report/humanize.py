@@ -32,6 +32,22 @@ def _scaled(value: float, units) -> str | None:
     return None
 
 
+WHOLE_DIGITS = 30  # an int with more digits is shown by its size (str() of a huge one costs, or raises)
+
+
+def int_text(n: int) -> str:
+    """An int as written, or by its size when it has more than `WHOLE_DIGITS` digits.
+
+    `int_text(12)` -> `12`; `int_text(10**5000)` -> `≈10^5000 (5001 digits)`.
+    """
+    if abs(n) < 10**WHOLE_DIGITS:
+        return str(n)
+    digits = int((abs(n).bit_length() - 1) * math.log10(2)) + 1  # may be one short: a bound, not a count
+    if abs(n) >= 10**digits:
+        digits += 1
+    return f"{'-' if n < 0 else ''}≈10^{digits - 1} ({digits} digits)"
+
+
 def compact(n: int) -> str:
     """`409600000` -> `409.6M`; `4225` -> `4.2K`; `12` -> `12`."""
     return _scaled(n, _SI) or str(n)
@@ -44,6 +60,8 @@ def count(n: int) -> str:
     """
     if abs(n) < BIG:
         return f"{n:,}"
+    if abs(n) >= 10**WHOLE_DIGITS:
+        return int_text(n)
     return f"{n:,} ({compact(n)})"
 
 

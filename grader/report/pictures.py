@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grader.model.messages import say
+from grader.report.humanize import int_text
 from grader.report.layout import width as _width
 from grader.model.differences import item_text
 from grader.model.lesson import LESSON_HISTORY  # noqa: F401  (the reports and tests read it here)
@@ -46,9 +47,10 @@ def _as_shape(value):
 
 def _shape_text(value) -> str:
     shape = _as_shape(value)
-    if shape is None:
-        text = repr(value)
-        return text if len(text) <= 14 else text[:13] + "…"
+    if shape is None or len(shape) > 8 or any(abs(d) >= 10**12 for d in shape):  # not one, or not one to spell out
+        from grader.judge.compare import short
+
+        return short(value, 14)
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
@@ -139,8 +141,8 @@ def difference_lines(diff, lang: str, style=None) -> list[str]:
     if scalar:
         cells = []
         for i in range(n):
-            e = str(exp[i]) if i < len(exp) else "—"
-            g = str(got[i]) if i < len(got) else "—"
+            e = int_text(exp[i]) if i < len(exp) else "—"  # an int of 5,000 digits by its size
+            g = int_text(got[i]) if i < len(got) else "—"
             cells.append((str(start + i), e, g, max(len(e), len(g), len(str(start + i)))))
         def row(label, k):
             parts = []

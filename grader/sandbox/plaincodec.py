@@ -15,6 +15,7 @@ import struct
 import time
 
 MAX_DEPTH = 100
+MAX_DIMS = 16  # dimensions of a tensor (torch allows more; no answer of the course has over 4)
 _DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
            "complex64", "complex128"]
 
@@ -103,6 +104,8 @@ def _encode(v, out: list, depth: int) -> None:
         to_code, _ = _tables()
         if v.dtype not in to_code:
             raise TypeError(f"tensor dtype {v.dtype}")
+        if v.dim() > MAX_DIMS:  # what decode takes: a longer shape would read as a forged frame
+            raise TypeError(f"tensor with {v.dim()} dimensions (at most {MAX_DIMS})")
         t = v.detach().cpu().contiguous()
         raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
         out.append(b"X" + struct.pack("<BB", to_code[t.dtype], t.dim())
@@ -192,7 +195,7 @@ def _decode(view, pos: int, depth: int, clock: _Clock):
         code, ndim = struct.unpack_from("<BB", view, pos)
         pos += 2
         _, from_code = _tables()
-        if code not in from_code or ndim > 16:
+        if code not in from_code or ndim > MAX_DIMS:
             raise DecodeError("tensor header")
         _need(view, pos, 8 * ndim + 8)
         shape = struct.unpack_from(f"<{ndim}Q", view, pos)

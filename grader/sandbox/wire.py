@@ -28,6 +28,10 @@ def to_plain(value, _depth: int = 0):
     if value is None or type(value) in (bool, int, float, str):
         return value
     if isinstance(value, torch.Tensor):
+        if value.is_meta:  # no data to send (a copy would raise, and read as the student's own error)
+            return {"__unsupported__": "meta tensor"}
+        if value.dim() > plaincodec.MAX_DIMS:
+            return {"__unsupported__": f"tensor of {value.dim()} dimensions"}
         if value.layout != torch.strided:
             value = value.to_dense()
         return torch.Tensor._make_subclass(torch.Tensor, value.detach().cpu().clone(), False) \
@@ -45,7 +49,15 @@ def to_plain(value, _depth: int = 0):
     if isinstance(value, list):
         return [to_plain(v, _depth + 1) for v in value]
     if isinstance(value, dict):
-        return {to_plain(k, _depth + 1): to_plain(v, _depth + 1) for k, v in value.items()}
+        plain = {}
+        for key, item in value.items():
+            plain_key = to_plain(key, _depth + 1)
+            try:
+                hash(plain_key)
+            except TypeError:  # a key that is no plain key (a numpy scalar's marker): the grader's limit
+                return {"__unsupported__": f"dict keyed by {type(key).__name__}"}
+            plain[plain_key] = to_plain(item, _depth + 1)
+        return plain
     if type(value).__module__ == "numpy":
         return to_plain(torch.as_tensor(value), _depth + 1)
     return {"__unsupported__": type(value).__name__}

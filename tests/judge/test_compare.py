@@ -51,3 +51,23 @@ def test_sequences_and_dicts():
 def test_short_forms():
     assert short((torch.zeros(2, 4), torch.zeros(2, 4))) == "(2, 4) (2, 4)"
     assert short(torch.tensor(3.5)) == "3.5000"
+
+
+def test_a_huge_answer_is_described_without_being_spelled_out():
+    """An answer keyed by 16 MB tensors, or holding a long string or a huge int, is described
+    in about the room given, and quickly: the judge's own time is not the student's to spend
+    (a dict keyed by three such tensors once took minutes and wrote gigabytes of report)."""
+    import time
+
+    from grader.judge.verdicts import hand_mismatch
+
+    keyed = {torch.randn((4,) * 11) + i: i for i in range(3)}
+    started = time.monotonic()
+    texts = [short(keyed), short(list(keyed), 120), short({"a": "x" * 10**6}), short([1] * 10**6),
+             compare({"a": 1}, keyed).en, compare(["a"], [10**5000]).en]
+    assert time.monotonic() - started < 1.0
+    assert all(len(t) <= 200 for t in texts), [len(t) for t in texts]
+    assert texts[0].startswith("{T(4, 4,") and "≈10^5000 (5001 digits)" in texts[-1]
+    assert "≈10^5000" in compare(2.5, 10**5000).en  # no float of it: no OverflowError
+    assert "too large" in hand_mismatch(7, 10**5000)[1]
+    assert short(-(10**40)) == "-≈10^40 (41 digits)"

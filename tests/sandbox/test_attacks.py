@@ -447,3 +447,24 @@ def test_a_symlink_to_the_solution_is_not_followed(tmp_path):
                          text=True, timeout=600)
     result = json.loads(run.stdout)
     assert result["score"] == 0, [c["name"] for c in result["exercises"][0]["checks"] if c["passed"]]
+
+
+def test_an_answer_costly_to_spell_out_costs_the_grader_nothing(tmp_path):
+    """ex05 answered with dicts keyed by 16 MB tensors and an int of 5,000 digits where a
+    count is asked: the report names them by shape and size. Spelled out in full they once
+    took the judge minutes past every time limit and wrote gigabytes of report; a 5,000-digit
+    int was a grader error."""
+    source = (KIT / "solutions" / "ex05_tinygpt_loss.py").read_text(encoding="utf-8")
+    source += ("\n_bomb = {torch.randn((4,) * 11) + i: i for i in range(3)}\n"
+               "SHAPE_ANSWERS = dict(_bomb)\n"
+               "def trace_shapes(model, input_ids, labels):\n    return dict(_bomb)\n"
+               "def lm_loss(logits, labels):\n    return 10 ** 5000\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "ex05_tinygpt_loss.py").write_text(source, encoding="utf-8")
+    out = tmp_path / "report.json"
+    run = subprocess.run(GRADE + ["ex05", "--submission", str(tmp_path / "sub"), "--format", "json", "--out", str(out)],
+                         capture_output=True, text=True, timeout=600, env={**os.environ, "GRADE_LANG": "en"})
+    assert run.returncode == 1, run.stderr[-2000:]
+    assert out.stat().st_size < 200_000
+    text = out.read_text(encoding="utf-8")
+    assert "T(4, 4, 4" in text and "grader error" not in text

@@ -76,3 +76,18 @@ def test_the_judge_refuses_anything_but_plain_data(hostile, capsys):
 def test_unknown_objects_are_described_not_sent():
     assert to_plain(object()) == {"__unsupported__": "object"}
     assert math.isnan(decode(encode(to_plain(float("nan")))))
+
+
+def test_answers_the_judge_could_not_read_are_described_instead():
+    """A tensor of more dimensions than the judge reads, a meta tensor (no data) and a dict
+    keyed by something that is no plain key arrive as named markers: never a frame the judge
+    refuses as forged, nor an error charged as the student's code raising."""
+    import numpy
+
+    many = to_plain(torch.zeros((1,) * 20))
+    assert decode(encode(many)) == {"__unsupported__": "tensor of 20 dimensions"}
+    assert to_plain(torch.empty(3, device="meta")) == {"__unsupported__": "meta tensor"}
+    keyed = to_plain({numpy.int64(1): 2})
+    assert decode(encode(keyed)) == {"__unsupported__": "dict keyed by int64"}
+    with pytest.raises(TypeError):  # the codec itself sends no shape the judge would refuse
+        encode(torch.zeros((1,) * 17))
