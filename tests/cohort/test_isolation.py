@@ -19,6 +19,8 @@ import pytest
 from tests.cohort.test_batch import batch
 from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, make_course
 
+EX03 = "ex03_param_budget.py"
+
 MEDDLING = '''
 import builtins
 import torch
@@ -32,6 +34,13 @@ builtins.sum = lambda *a, **k: 0
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     return make_course(tmp_path_factory.mktemp("course"))
+
+
+@pytest.fixture(scope="module")
+def course_13(tmp_path_factory):
+    """ex01 and ex03: the next exercise here starts processes, which ex02's worker may not
+    (grader.sandbox.limits.ALONE)."""
+    return make_course(tmp_path_factory.mktemp("course13"), exercises=("ex01", "ex03"))
 
 
 def _submission(folder):
@@ -87,18 +96,18 @@ subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)  # a process of
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="the process cap per worker uid holds as root")
-def test_an_exercises_processes_end_before_the_next_exercise(course, tmp_path):
-    """ex01's processes (setsid'd, sleeping) are gone when ex02 runs: its own process starts
-    (before, they held the uid's process cap until the student ended, and ex02 scored 0)."""
+def test_an_exercises_processes_end_before_the_next_exercise(course_13, tmp_path):
+    """ex01's processes (setsid'd, sleeping) are gone when ex03 runs: its own process starts
+    (before, they held the uid's process cap until the student ended, and the next exercise scored 0)."""
     folder = tmp_path / "cohort" / "lingers"
     folder.mkdir(parents=True)
     (folder / EX01).write_text(LINGERING + (KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-    (folder / EX02).write_text(STARTS_ONE + (KIT / "solutions" / EX02).read_text(encoding="utf-8"), encoding="utf-8")
-    run = batch(course, tmp_path / "cohort", tmp_path / "out")
+    (folder / EX03).write_text(STARTS_ONE + (KIT / "solutions" / EX03).read_text(encoding="utf-8"), encoding="utf-8")
+    run = batch(course_13, tmp_path / "cohort", tmp_path / "out")
     assert run.returncode == 0, run.stderr[-2000:]
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    ex02 = {e["id"]: e for e in book["students"]["lingers"]["exercises"]}["ex02"]
-    assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
+    ex03 = {e["id"]: e for e in book["students"]["lingers"]["exercises"]}["ex03"]
+    assert ex03["score"] == ex03["max_score"] > 0, [c["message"] for c in ex03["checks"] if not c["passed"]]
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="workers run under uids of their own as root")
@@ -154,15 +163,15 @@ if _found and int(_found) >= 0:
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/perl") or os.uname().machine != "x86_64",
                     reason="adds keys through perl's syscall, with x86_64's numbers")
-def test_a_key_in_the_kernels_keyrings_reaches_no_other_worker(course, tmp_path):
-    """One judge (-j 1): the writer's ex01 adds the key, its ex02 and the next student's ex01 and
-    ex02 (under the same leased uid, as root) look for it: none finds it, all keep full marks."""
-    solutions = {name: (KIT / "solutions" / name).read_text(encoding="utf-8") for name in (EX01, EX02)}
+def test_a_key_in_the_kernels_keyrings_reaches_no_other_worker(course_13, tmp_path):
+    """One judge (-j 1): the writer's ex01 adds the key, its ex03 and the next student's ex01 and
+    ex03 (under the same leased uid, as root) look for it: none finds it, all keep full marks."""
+    solutions = {name: (KIT / "solutions" / name).read_text(encoding="utf-8") for name in (EX01, EX03)}
     for student, first in (("a_writer", KEY_WRITER), ("b_reader", KEY_READER)):
         (tmp_path / "cohort" / student).mkdir(parents=True)
         (tmp_path / "cohort" / student / EX01).write_text(first + solutions[EX01], encoding="utf-8")
-        (tmp_path / "cohort" / student / EX02).write_text(KEY_READER + solutions[EX02], encoding="utf-8")
-    run = batch(course, tmp_path / "cohort", tmp_path / "out", "-j", "1")
+        (tmp_path / "cohort" / student / EX03).write_text(KEY_READER + solutions[EX03], encoding="utf-8")
+    run = batch(course_13, tmp_path / "cohort", tmp_path / "out", "-j", "1")
     assert run.returncode == 0, run.stderr[-2000:]
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     for name, student in book["students"].items():
