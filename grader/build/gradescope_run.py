@@ -62,7 +62,7 @@ def _zip_candidates(path: Path, where: str, depth: int, names: set[str]):
     try:
         archive = zipfile.ZipFile(path)
         members = archive.infolist()[:MAX_MEMBERS]
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except Exception:  # noqa: BLE001 - the student's archive, whatever its damage: as if it held nothing
         return
     for member in members:
         inner = PurePosixPath(member.filename)
@@ -74,8 +74,9 @@ def _zip_candidates(path: Path, where: str, depth: int, names: set[str]):
             (lambda a=archive, m=member: a.open(m).read(MAX_FILE + 1)[:MAX_FILE])
 
 
-def collect_submission(upload: Path, dest: Path, names: list[str]) -> dict[str, str]:
+def collect_submission(upload: Path, dest: Path, names: list[str], unreadable: dict | None = None) -> dict[str, str]:
     """Copy each exercise file found in `upload` into `dest`; returns {file name: where found}.
+    Files found but not readable (a damaged or encrypted zip member) go into `unreadable`.
 
     Example: upload/repo/exercises/ex01_windows.py and upload/ex01_windows.py ->
     {"ex01_windows.py": "ex01_windows.py"} (the shallower one).
@@ -87,13 +88,17 @@ def collect_submission(upload: Path, dest: Path, names: list[str]) -> dict[str, 
             name = PurePosixPath(where).name
             if name not in best or (depth, where) < best[name][:2]:
                 best[name] = (depth, where, read)
-    found = {}
+    found, damaged = {}, {}
     for name, (_, where, read) in sorted(best.items()):
         try:
             (dest / name).write_bytes(read())
-        except (OSError, zipfile.BadZipFile, ValueError, RuntimeError):
-            continue  # an unreadable or encrypted member: as if it were not there
+        except Exception as err:  # noqa: BLE001 - an encrypted member, corrupt deflate/LZMA data (zlib.error,
+            # LZMAError, EOFError): the upload's damage, never the autograder's failure
+            damaged[name] = f"{where} ({type(err).__name__})"
+            continue
         found[name] = where
+    if unreadable is not None:
+        unreadable.update(damaged)
     return found
 
 
@@ -115,9 +120,11 @@ def run(root: Path) -> dict:
     names = [e.file for e in load_course().exercises]
     with tempfile.TemporaryDirectory(prefix="gradescope-") as work:
         work = Path(work)
-        found = collect_submission(root / "submission", work / "submission", names)
+        unreadable: dict[str, str] = {}
+        found = collect_submission(root / "submission", work / "submission", names, unreadable)
         missing = [n for n in names if n not in found]
         lines = [f"found {name}: {where}" for name, where in found.items()]
+        lines += [f"could not read {name}: {where}" for name, where in unreadable.items()]
         if missing:
             lines.append("missing: " + ", ".join(missing))
         print("\n".join(lines), flush=True)
@@ -136,10 +143,13 @@ def run(root: Path) -> dict:
         if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
             data = _failed(f"The autograder could not grade this submission (grade exited with {code}). "
                            "Please tell the course staff.")
-        notes = ("Files graded: " + ", ".join(f"{n} ({w})" for n, w in found.items())) if found else \
-            "No exercise file was found in the upload: name them as in exercises/ (e.g. ex01_windows.py)."
+        notes = "\n".join(filter(None, [
+            ("Files graded: " + ", ".join(f"{n} ({w})" for n, w in found.items())) if found else "",
+            ("Found but could not be read (0 points; upload them again, unzipped or in a new zip): "
+             + ", ".join(f"{n} ({w})" for n, w in unreadable.items())) if unreadable else "",
+        ])) or "No exercise file was found in the upload: name them as in exercises/ (e.g. ex01_windows.py)."
         if missing and found:
-            notes += "\nNot found (0 points): " + ", ".join(missing)
+            notes += "\nNot found (0 points): " + ", ".join(n for n in missing if n not in unreadable)
         data["output"] = notes + ("\n\n" + data["output"] if data.get("output") else "")
     # after the grading, so that nothing the submission did can stand in for it
     atomic_write(results, json.dumps(data, ensure_ascii=False, indent=2))

@@ -87,6 +87,11 @@ def course_fingerprint(course: Course, ids: list[str], lang: str, answers_fp: st
 
 def check_out(root: Path, out: Path) -> None:
     """Refuse an OUTDIR that cannot hold a gradebook (raises OutError), before any grading."""
+    given_root, given_out = Path(os.path.abspath(root)), Path(os.path.abspath(out))
+    if given_root in given_out.parents and (given_root / given_out.relative_to(given_root).parts[0]).is_symlink():
+        # a student's folder that is a link (resolved, it is elsewhere and the check below misses it)
+        raise OutError(f"--out {given_out}: 是提交目录里某个学生的文件夹（一个链接）或在其中 / is a student's folder "
+                       f"in the submissions folder (a link), or inside one; choose a new folder, or one outside it")
     root, out = Path(root).resolve(), Path(out).resolve()
     if out == root:
         raise OutError(f"--out {out}: 不能是提交目录本身 / cannot be the submissions folder itself")

@@ -295,19 +295,28 @@ def safe_cell(name: str) -> str:
     import unicodedata
 
     first = name[:1]
-    if name.startswith(_RISKY_START) or (first and (first.isspace() or unicodedata.category(first)[0] in "CZ")) \
+    if name.startswith(_RISKY_START) or (first and (first.isspace() or unicodedata.category(first)[0] in "CZM"
+                                                    or first in _BLANK_LETTERS)) \
             or _reads_as(name) in (HEADER_NAME, MAX_ROW):
         return "'" + name
     return name
 
 
+# Letters that draw nothing (Hangul fillers): Unicode's default-ignorable code points outside
+# the categories dropped below
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+
+
 def _reads_as(name: str) -> str:
-    """What a name looks like on screen: width folded (NFKC), invisible characters and the
-    white space around it dropped, case folded. `_reads_as("\u200bStudent ")` -> "student"."""
+    """What a name looks like on screen: width folded (NFKC), invisible characters (format and
+    control characters, combining marks such as the grapheme joiner U+034F and the variation
+    selectors, blank letters) and the white space around it dropped, case folded.
+    `_reads_as("\u200bStudent ")` -> "student"; `_reads_as("\u034f(max)")` -> "(max)"."""
     import unicodedata
 
     folded = unicodedata.normalize("NFKC", name)
-    return "".join(c for c in folded if unicodedata.category(c) not in ("Cf", "Cc")).strip().casefold()
+    return "".join(c for c in folded if unicodedata.category(c) not in ("Cf", "Cc", "Mn", "Me")
+                   and c not in _BLANK_LETTERS).strip().casefold()
 
 
 def grades_csv(book: dict) -> str:

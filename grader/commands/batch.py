@@ -55,6 +55,9 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
     lang = obj.lang
     if not folder.is_dir():
         raise click.UsageError(say("missing_folder", lang, path=folder))
+    if not os.access(folder, os.R_OK | os.X_OK):  # listed but not entered: every student a row of zeros
+        raise click.UsageError(f"无法进入文件夹 / cannot enter the folder {folder}: 缺少执行（搜索）权限 / "
+                               f"no search (x) permission")
     ids = _select(course, only)
     if nbgrader_db:
         _nbgrader_target(folder, nbgrader_db)  # said before anything is graded

@@ -142,3 +142,29 @@ def test_zip_upload_and_an_attack(bundle, tmp_path):
     assert data["score"] == scores["ex01"][0] + scores["ex03"][0] < 1000
     assert len(data["tests"]) > 20 and all(t["max_score"] < 1000 for t in data["tests"])
     assert "gpt-course-main/exercises/ex01_windows.py" in data["output"]
+
+
+def test_a_damaged_zip_member_is_said_and_the_rest_graded(bundle, tmp_path):
+    """An upload whose zip holds ex01 with corrupt deflate data and ex03 compressed with LZMA
+    and cut short: results.json is still written, those two are named as unreadable (not a
+    traceback and an empty results folder, Gradescope's "autograder failed"), ex07 is graded."""
+    root = _autograder(bundle, tmp_path)
+    upload = root / "submission" / "work.zip"
+    with zipfile.ZipFile(upload, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("ex01_windows.py", _solution("ex01_windows.py"))
+    data = bytearray(upload.read_bytes())
+    start = 30 + len("ex01_windows.py") + 5
+    data[start:start + 40] = bytes(b ^ 0xFF for b in data[start:start + 40])
+    upload.write_bytes(bytes(data))
+    other = root / "submission" / "more.zip"
+    with zipfile.ZipFile(other, "w", compression=zipfile.ZIP_LZMA) as archive:
+        archive.writestr("ex03_param_budget.py", _solution("ex03_param_budget.py") * 3)
+    cut = other.read_bytes()
+    header = zipfile.ZipFile(other).infolist()[0]
+    middle = header.header_offset + 30 + len(header.filename) + header.compress_size // 2
+    other.write_bytes(cut[:middle] + b"\x00" * 64 + cut[middle + 64:])
+    (root / "submission" / "ex07_split.py").write_bytes(_solution("ex07_split.py"))
+    result = _run(root)
+    scores = _by_exercise(result)
+    assert scores["ex07"][0] == scores["ex07"][1] > 0 and scores["ex01"][0] == scores["ex03"][0] == 0
+    assert "could not be read" in result["output"] and "ex01_windows.py" in result["output"]

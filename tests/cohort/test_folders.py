@@ -71,7 +71,9 @@ def test_cells_are_injective_and_never_formulas(a, b):
     assert seen.strip().casefold() not in ("student", MAX_ROW) or ca.startswith("'")
 
 
-@pytest.mark.parametrize("name", ["Student", "student ", "STUDENT", "\u200b(max)", "（max）", "(MAX) ", "\u200bstudent"])
+@pytest.mark.parametrize("name", ["Student", "student ", "STUDENT", "\u200b(max)", "（max）", "(MAX) ", "\u200bstudent",
+                                  # a combining grapheme joiner, a variation selector, a Hangul filler: they draw nothing
+                                  "\u034f(max)", "student\u034f", "\u034fstudent", "student\ufe0f", "student\u3164"])
 def test_look_alikes_of_the_header_and_max_row_are_quoted(name):
     assert safe_cell(name) == "'" + name
 
@@ -879,3 +881,48 @@ def test_a_copy_beside_the_released_notebook_is_not_graded_over_it(course, tmp_p
     assert [s.name for s in found] == ["alice"] and found[0].present == {"ex01"}
     assert (found[0].folder / EX01).read_text(encoding="utf-8").count("def shift_pairs") == 1
     assert [p["reason"] for p in found[0].problems] == ["extra_notebook"], found[0].problems
+
+
+@pytest.mark.skipif(not ROOT, reason="an ordinary user's run, started as root")
+def test_a_cohort_folder_that_can_be_listed_but_not_entered_is_a_usage_error():
+    """DIR at mode 0600 (as the ordinary user a batch runs as): exit 2, as for modes 000 and
+    300, not a gradebook of zeros ("cannot be opened" for every student) and exit 0."""
+    import tempfile
+
+    from tests.sandbox.as_user import as_user_prefix
+
+    place = Path(tempfile.mkdtemp(dir="/tmp", prefix="grade-listed-"))
+    try:
+        os.chmod(place, 0o777)
+        (place / "cohort" / "alice").mkdir(parents=True)
+        (place / "cohort" / "alice" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+        for path in (place / "cohort", place / "cohort" / "alice"):
+            os.chown(path, 61998, 61998)
+        os.chmod(place / "cohort", 0o600)
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(place), "GRADE_LANG": "en"}
+        run = subprocess.run([*as_user_prefix(place, 61998), str(Path(sys.executable).parent / "grade"), "batch",
+                              str(place / "cohort"), "--out", str(place / "out"), "--only", "ex01"],
+                             capture_output=True, text=True, timeout=300, cwd="/", env=env)
+        assert run.returncode == 2 and "cannot enter" in run.stderr, run.stderr[-2000:]
+        assert not (place / "out").exists()
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+def test_out_in_a_student_folder_that_is_a_link_is_refused(tmp_path):
+    """`--out DIR/alice/out` where DIR/alice links to the student's real folder, or `--out
+    DIR/empty` for a link to an empty one: refused as for a plain student folder (resolved,
+    the link's target is outside DIR, and the OUT was once written into alice's own folder)."""
+    from grader.cohort.batch import OutError, check_out
+
+    (tmp_path / "elsewhere" / "alice").mkdir(parents=True)
+    (tmp_path / "elsewhere" / "empty").mkdir()
+    (tmp_path / "elsewhere" / "alice" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    folder = tmp_path / "cohort"
+    folder.mkdir()
+    for name in ("alice", "empty"):
+        (folder / name).symlink_to(tmp_path / "elsewhere" / name)
+    for out in (folder / "alice" / "out", folder / "empty", folder / "alice"):
+        with pytest.raises(OutError, match="a link"):
+            check_out(folder, out)
+    check_out(folder, tmp_path / "out")  # beside DIR: fine

@@ -71,3 +71,17 @@ def test_a_huge_answer_is_described_without_being_spelled_out():
     assert "≈10^5000" in compare(2.5, 10**5000).en  # no float of it: no OverflowError
     assert "too large" in hand_mismatch(7, 10**5000)[1]
     assert short(-(10**40)) == "-≈10^40 (41 digits)"
+
+
+def test_a_file_that_raises_while_importing_does_not_answer_a_check_that_expects_the_raise():
+    """`raise ValueError` at the top of every exercise file once scored the four checks that
+    expect a ValueError (4/161): the import failed, no function was called."""
+    from grader.judge.verdicts import DEFAULT_TOL, _verdict
+    from grader.model.calls import Observation
+
+    expected = Observation.from_answer({"ok": False, "error": {"type": "ValueError", "mro": ["ValueError"]}})
+    raised_by_the_call = Observation.from_answer({"ok": False, "error": {"type": "ValueError", "mro": ["ValueError"]}})
+    raised_at_import = Observation.from_answer({"ok": False, "error": {"type": "UnicodeEncodeError", "import_error": True,
+                                                                       "mro": ["UnicodeEncodeError", "ValueError"]}})
+    assert _verdict(expected, raised_by_the_call, DEFAULT_TOL, True) is None
+    assert _verdict(expected, raised_at_import, DEFAULT_TOL, True) is not None
