@@ -17,6 +17,23 @@ from grader.run.grading import GRADER_FAULT
 from grader.sandbox import ZygoteGone
 
 
+def _one_submission(folder: Path, course: Course) -> bool:
+    """Whether DIR's own top level holds a course exercise file (a student's folder given as the
+    cohort: graded as "0 students" otherwise)."""
+    from grader.cohort.students import holds_course_files
+
+    names = {ex.file for ex in course.exercises}
+    listing = {}
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name in names:
+                    listing[entry.name] = entry.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    return holds_course_files(listing, course)
+
+
 def _parse_shard(text: str | None) -> tuple[int, int]:
     if not text:
         return (1, 1)
@@ -58,6 +75,10 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
     if not os.access(folder, os.R_OK | os.X_OK):  # listed but not entered: every student a row of zeros
         raise click.UsageError(f"无法进入文件夹 / cannot enter the folder {folder}: 缺少执行（搜索）权限 / "
                                f"no search (x) permission")
+    if _one_submission(folder, course):
+        raise click.UsageError(f"{folder} 本身就是一份提交（顶层有练习文件），不是每个学生一个文件夹：评一份用 grade all "
+                               f"--submission {folder} / holds exercise files itself: it is one submission, not a "
+                               f"folder per student; grade it with grade all --submission {folder}")
     ids = _select(course, only)
     if nbgrader_db:
         _nbgrader_target(folder, nbgrader_db)  # said before anything is graded

@@ -926,3 +926,13 @@ def test_out_in_a_student_folder_that_is_a_link_is_refused(tmp_path):
         with pytest.raises(OutError, match="a link"):
             check_out(folder, out)
     check_out(folder, tmp_path / "out")  # beside DIR: fine
+
+
+def test_one_submission_given_as_the_cohort_is_a_usage_error(course, tmp_path):
+    """`grade batch alice --out OUT`: alice's exercise files at DIR's top are no student
+    folders; once "0 students" and exit 0, now exit 2 saying to use `grade all --submission`."""
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    run = batch(course, tmp_path / "alice", tmp_path / "out")
+    assert run.returncode == 2 and "grade all --submission" in run.stderr, run.stderr[-2000:]
+    assert not (tmp_path / "out").exists()
