@@ -120,6 +120,22 @@ def check_out(root: Path, out: Path) -> None:
         raise OutError(f"--out {out}: 无法写入 / cannot be written ({probe})")
 
 
+def _linked_student_folders(root: Path) -> list[str]:
+    """Where DIR's links to student folders lead (outside DIR, most often): hidden from every
+    worker like DIR itself, or one student's code reads another's work there."""
+    found = []
+    try:
+        with os.scandir(root) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if os.path.isdir(target) and not Path(target).is_relative_to(root):
+                        found.append(target)
+    except OSError:
+        pass
+    return found
+
+
 def _folders_in(root: Path) -> list[Path]:
     """DIR's own folders (no links), where another run's OUT may be."""
     try:
@@ -191,8 +207,8 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         from grader.run.startup import start_zygote
 
         # huge pages: a batch forks five workers or more per student (grader.sandbox.hugepages)
-        zygote = start_zygote(course, hide=[str(root), str(out), str(course.solutions_dir), str(course.checks_dir)],
-                              huge_pages=True, lang=lang)
+        zygote = start_zygote(course, hide=[str(root), str(out), str(course.solutions_dir), str(course.checks_dir),
+                                            *_linked_student_folders(root)], huge_pages=True, lang=lang)
         try:
             # this cohort's gradebooks from runs with another --out in DIR: the kit's, not students
             others = [folder for folder in _folders_in(root)

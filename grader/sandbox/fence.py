@@ -329,7 +329,7 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     files, REFUSED = _read_submission(folder, fence["max_copy"])
     if not fence["enabled"]:
         _limits(limits, fence, False, report)
-        workdir = workdirs.make_workdir(fence.get("scratch"))
+        workdir = workdirs.make_workdir(fence.get("scratch"), int(fence["uid"]) if os.geteuid() == 0 else None)
         copy = None
         if folder is not None:
             copy = os.path.join(workdir, "submission")

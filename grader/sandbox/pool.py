@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import subprocess
 import sys
 import threading
@@ -37,7 +36,7 @@ from grader.model.paths import PACKAGE_DIR
 from grader.sandbox.framing import CHUNK, recv_frame, send_frame
 from grader.sandbox.limits import DEFAULT_LIMITS
 from grader.sandbox.tree import for_this_os
-from grader.sandbox.workdirs import run_scratch
+from grader.sandbox.workdirs import remove_trees, run_scratch
 from grader.sandbox.zygote import WorkerDied, Zygote
 
 POOL_SIZE = 1          # ready interpreters kept (one submission at a time needs one)
@@ -247,7 +246,7 @@ class SpawnZygote(Zygote):
             self._forget_inherited()  # a forked judge (grade batch -j): a pool of its own
         if self._owner is None:
             self._owner = os.getpid()
-            self._scratch, self._own_scratch = run_scratch()
+            self._scratch, self._own_scratch = run_scratch(tagged=linux_fence_here())
             self._top_up()
         return self
 
@@ -320,5 +319,5 @@ class SpawnZygote(Zygote):
             release(self._leased_uid)
             self._leased_uid = None
         if self._own_scratch:  # as root, the shared folder's are swept uid by uid (above)
-            shutil.rmtree(self._own_scratch, ignore_errors=True)
+            remove_trees([self._own_scratch])
         self._owner, self._closing = None, False

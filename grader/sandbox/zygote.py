@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import secrets
 import signal
 import socket
@@ -28,6 +27,7 @@ import grader.sandbox.plaincodec as plaincodec
 import grader.sandbox.requestcodec as requestcodec
 from grader.sandbox.framing import ForgedFrame, hmac_sha256, open_frame, recv_frame_until, send_frame
 from grader.sandbox.limits import ALONE, DEFAULT_LIMITS, MAX_ANSWER_BYTES
+from grader.sandbox.workdirs import remove_trees
 from grader.sandbox.zygote_main import zygote_main
 
 
@@ -197,7 +197,7 @@ class Zygote:
             self._sock.close()
             self._sock = None
             if self._own_scratch is not None:
-                shutil.rmtree(self._own_scratch, ignore_errors=True)
+                remove_trees([self._own_scratch])
                 del self.fence["scratch"]  # a restarted zygote makes a new one
                 self._own_scratch = None
             if not wait:

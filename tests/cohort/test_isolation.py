@@ -177,3 +177,29 @@ def test_a_key_in_the_kernels_keyrings_reaches_no_other_worker(course_13, tmp_pa
     for name, student in book["students"].items():
         assert student["score"] == student["max_score"] > 0, (name, [c["message"] for e in student["exercises"]
                                                                     for c in e["checks"] if not c["passed"]])
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="hidden by the fence's mounts, as root")
+def test_a_student_folder_linked_into_dir_is_hidden_where_it_lies(course):
+    """DIR/alice links to alice's real folder elsewhere (readable by all): mallory's code reads
+    it there and runs it. Hidden from every worker like DIR itself; it once scored 10/10."""
+    import shutil
+    import tempfile
+
+    # outside pytest's tmp (root's alone) and /tmp (each worker's own): where a course keeps folders
+    place = Path(tempfile.mkdtemp(prefix="grade-linked-", dir="/var/cache"))
+    try:
+        real = place / "elsewhere" / "alice"
+        real.mkdir(parents=True)
+        (real / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+        for path in (place, place / "elsewhere", real, real / EX01):
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        (place / "cohort" / "mallory").mkdir(parents=True)
+        (place / "cohort" / "alice").symlink_to(real)
+        (place / "cohort" / "mallory" / EX01).write_text(f"exec(open({str(real / EX01)!r}).read())\n", encoding="utf-8")
+        run = batch(course, place / "cohort", place / "out", "--only", "ex01")
+        assert run.returncode == 0, run.stderr[-2000:]
+        book = json.loads((place / "out" / "results.json").read_text(encoding="utf-8"))
+        assert book["students"]["alice"]["score"] == 10 and book["students"]["mallory"]["score"] == 0
+    finally:
+        shutil.rmtree(place, ignore_errors=True)

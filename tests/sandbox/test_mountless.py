@@ -163,6 +163,32 @@ def test_a_batch_student_cannot_read_another(place):
     assert left_behind(mark) == []
 
 
+DEEP = """
+import os
+for _ in range(4000):  # deeper than shutil.rmtree's recursion can go
+    os.mkdir("d")
+    os.chdir("d")
+"""
+
+
+def test_a_tree_too_deep_to_walk_is_removed_and_stops_nothing(place):
+    """A student's working folder 4,000 folders deep: once a RecursionError in the sweep, which
+    lost the whole batch's gradebook and crashed every later run that leased the same uids."""
+    kit, mark = place / "kit", "mark-" + os.urandom(6).hex()
+    cohort = place / "deep-cohort"
+    (cohort / "alice").mkdir(parents=True)
+    (cohort / "deep").mkdir()
+    solution = (kit / "solutions" / "ex01_windows.py").read_text()
+    (cohort / "alice" / "ex01_windows.py").write_text(solution)
+    (cohort / "deep" / "ex01_windows.py").write_text(DEEP + solution + f"\nMARK = {mark!r}\n")
+    run = grade(kit, "batch", str(cohort), "--out", str(place / "deep-out"), "--only", "ex01", "-j", "1",
+                "--no-progress")
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {r["student"]: r for r in csv.DictReader((place / "deep-out" / "grades.csv").open(encoding="utf-8"))}
+    assert float(rows["alice"]["ex01"]) == float(rows["deep"]["ex01"]) == 10
+    assert left_behind(mark) == []
+
+
 def test_what_cannot_be_closed_stops_the_run(place):
     """A read-only solutions/ (a read-only bind mount, as `docker run -v kit:/kit:ro` gives):
     exit 3, the path and the way out said, nothing graded or written."""
