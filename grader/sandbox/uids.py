@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 
+import grader.sandbox.mountless as mountless
 import grader.sandbox.slotgroups as slotgroups
 import grader.sandbox.workdirs as workdirs
 
@@ -178,6 +179,7 @@ def sweep_uid(uid: int, wait: bool = True) -> None:
         return  # never as root, never a system user, never "nobody", never another run's uid
     _kill_all(uid, wait)
     workdirs.clear([uid])  # its workers' folders where they had no private /tmp
+    mountless.sweep_leftovers([uid])  # and what they left in the shared temporary folders
 
 
 def _kill_all(uid: int, wait: bool) -> None:
@@ -279,6 +281,7 @@ def _sweep_block(lease: _Lease) -> None:
     for uid in processes_of(range(lease.base, lease.base + BLOCK)):
         _kill_as(uid)
     workdirs.clear(range(lease.base, lease.base + BLOCK))
+    mountless.sweep_leftovers(range(lease.base, lease.base + BLOCK))
 
 
 def _start_watchdog(lease: _Lease) -> None:

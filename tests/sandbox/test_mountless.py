@@ -189,6 +189,43 @@ def test_a_tree_too_deep_to_walk_is_removed_and_stops_nothing(place):
     assert left_behind(mark) == []
 
 
+LEAVER = """
+import os, subprocess
+for folder in ("/tmp", "/dev/shm", "/var/tmp"):
+    with open(os.path.join(folder, ".left-{mark}"), "w") as note:
+        note.write("for the next student")
+subprocess.run(["ipcmk", "-Q"], check=True, capture_output=True)  # a System V message queue
+"""
+FINDER = """
+import os
+for folder in ("/tmp", "/dev/shm", "/var/tmp"):
+    if os.path.exists(os.path.join(folder, ".left-{mark}")):
+        raise RuntimeError("found what the last student left in " + folder)
+if any(line.split()[7] == str(os.getuid()) for line in open("/proc/sysvipc/msg").readlines()[1:]):
+    raise RuntimeError("found the last student's message queue")
+"""
+
+
+def test_what_a_student_leaves_in_the_shared_temporary_folders_is_gone_for_the_next(place):
+    """One judge (-j 1), so both students run as the same slot uid: files the first leaves in
+    /tmp, /dev/shm and /var/tmp and its message queue are swept with its uid, before the
+    second starts (it raises at import if it finds any), and none is left after the run."""
+    kit, mark = place / "kit", "mark-" + os.urandom(6).hex()
+    cohort = place / "left-cohort"
+    solution = (kit / "solutions" / "ex01_windows.py").read_text()
+    for name, first in (("a_leaver", LEAVER), ("b_finder", FINDER)):
+        (cohort / name).mkdir(parents=True)
+        (cohort / name / "ex01_windows.py").write_text(first.format(mark=mark) + solution)
+    run = grade(kit, "batch", str(cohort), "--out", str(place / "left-out"), "--only", "ex01", "-j", "1",
+                "--no-progress")
+    assert run.returncode == 0, run.stderr[-3000:]
+    rows = {r["student"]: r for r in csv.DictReader((place / "left-out" / "grades.csv").open(encoding="utf-8"))}
+    book = json.loads((place / "left-out" / "results.json").read_text(encoding="utf-8"))
+    assert float(rows["a_leaver"]["ex01"]) == float(rows["b_finder"]["ex01"]) == 10, [
+        c.get("message") for e in book["students"]["b_finder"]["exercises"] for c in e["checks"]][:2]
+    assert not [f for f in ("/tmp", "/dev/shm", "/var/tmp") if os.path.exists(os.path.join(f, f".left-{mark}"))]
+
+
 def test_what_cannot_be_closed_stops_the_run(place):
     """A read-only solutions/ (a read-only bind mount, as `docker run -v kit:/kit:ro` gives):
     exit 3, the path and the way out said, nothing graded or written."""
