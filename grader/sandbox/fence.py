@@ -59,6 +59,7 @@ MOUNT_ATTR_RDONLY = 0x1
 SYS_MOUNT_SETATTR = 442  # x86_64 and aarch64 (unified syscall table since 5.x)
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE = 4
 
 DEFAULTS = {
     "enabled": True,
@@ -426,6 +427,9 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     report["keyrings"] = keyrings.start_fresh(clear_user=dropped)  # (a leased uid's, never the user's own)
     try:
         _call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        # No process of the same uid may ptrace this one or open its /proc/<pid>/mem: a program
+        # the code starts runs without the guard's audit hook (as root the uid drop did this already)
+        _call("prctl", PR_SET_DUMPABLE, 0, 0, 0, 0)
     except OSError:
         pass
     _pdeathsig()

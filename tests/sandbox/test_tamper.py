@@ -522,6 +522,37 @@ def test_as_a_user_the_worker_cannot_signal_the_grader():
     assert first.split()[-1].split("/")[0] == first.split()[-1].split("/")[1], first  # full marks
 
 
+@pytest.mark.parametrize("as_user", [False, True], ids=["root", "user"])
+def test_a_program_the_code_starts_cannot_trace_the_worker(as_user):
+    """A child process runs without the guard's audit hook: ptrace(PTRACE_ATTACH) on the worker
+    would let it stop it and rewrite its memory (the probes, the nets). The worker is not
+    dumpable, so the kernel refuses (as a user, the same uid: it once stopped the worker)."""
+    import tempfile
+
+    if as_user and os.geteuid() != 0:
+        pytest.skip("an ordinary user's run is started from root here")
+    tmp_path = Path(tempfile.mkdtemp(prefix="grade-trace-", dir="/tmp"))
+    folder = tmp_path / "tracer"
+    child = ("import ctypes, os; r = ctypes.CDLL(None, use_errno=True).ptrace(16, os.getppid(), 0, 0); "
+             "print('ATTACH', r, ctypes.get_errno())")
+    _write(folder, "ex01_windows.py", textwrap.dedent(f"""
+        import subprocess, sys
+        _done = subprocess.run([sys.executable, "-c", {child!r}], capture_output=True, text=True, timeout=20)
+        raise RuntimeError("the child said " + _done.stdout.strip())
+    """))
+    for p in folder.iterdir():
+        p.chmod(0o644)
+    folder.chmod(0o755)
+    prefix = as_user_prefix(tmp_path) if as_user else []
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"}
+    try:
+        run = subprocess.run([*prefix, *GRADE, "ex01", "--submission", str(folder)],
+                             cwd="/", env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+    assert "the child said ATTACH -1 1" in run.stdout, run.stdout[-2000:]  # EPERM
+
+
 # --------------------------------------------------------------------------- point 2: the channel
 
 def test_a_frame_written_to_the_workers_channel_is_not_an_answer(tmp_path):
