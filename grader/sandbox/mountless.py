@@ -85,8 +85,10 @@ def open_to_others(path: str) -> bool:
 def close_to_others(paths) -> tuple[list[str], list[tuple[str, str]]]:
     """Take every permission of others off each path they can reach; (paths closed now,
     [(path, why) still open])."""
-    closed, still_open = [], []
+    closed, still_open, places = [], [], {}
     for path in paths:
+        places.setdefault(os.path.realpath(path), path)  # each place once, however it was named
+    for path in places.values():
         if not open_to_others(path):
             continue
         try:
