@@ -178,7 +178,7 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
 
     Refused (FenceUnavailable) where the students' workers cannot be kept from each other's
     files, unless `unfenced` (grader.sandbox.mountless.students_fenced_apart)."""
-    from grader.run.startup import FenceUnavailable
+    from grader.run.startup import FenceUnavailable, close_without_mounts
     from grader.sandbox.mountless import students_fenced_apart
 
     root, out = Path(root).resolve(), Path(out).resolve()
@@ -187,6 +187,8 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         if not unfenced:
             raise FenceUnavailable(say("batch_unfenced", lang))
         print(say("batch_unfenced_anyway", lang), file=sys.stderr, flush=True)
+    hidden = [str(root), str(course.solutions_dir), str(course.checks_dir), *_linked_student_folders(root)]
+    close_without_mounts(hidden, lang)  # a refusal (FenceUnavailable) before OUT is made
     busy = busy_machine(jobs, lang)
     if busy:
         print(busy, file=sys.stderr, flush=True)
@@ -207,8 +209,7 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         from grader.run.startup import start_zygote
 
         # huge pages: a batch forks five workers or more per student (grader.sandbox.hugepages)
-        zygote = start_zygote(course, hide=[str(root), str(out), str(course.solutions_dir), str(course.checks_dir),
-                                            *_linked_student_folders(root)], huge_pages=True, lang=lang)
+        zygote = start_zygote(course, hide=[*hidden, str(out)], huge_pages=True, lang=lang)
         try:
             # this cohort's gradebooks from runs with another --out in DIR: the kit's, not students
             others = [folder for folder in _folders_in(root)

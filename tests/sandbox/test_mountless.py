@@ -234,12 +234,18 @@ def test_what_cannot_be_closed_stops_the_run(place):
     os.chmod(kit / "solutions", 0o755)
     out = place / "ro.json"
     sol = kit / "solutions"
-    run = grade(kit, "ex01", "--reference", "--format", "json", "--out", str(out),
-                before=f'mount --bind "{sol}" "{sol}"; mount -o remount,bind,ro "{sol}"')
+    read_only = f'mount --bind "{sol}" "{sol}"; mount -o remount,bind,ro "{sol}"'
+    run = grade(kit, "ex01", "--reference", "--format", "json", "--out", str(out), before=read_only)
     assert run.returncode == 3, run.stdout + run.stderr
     assert "cannot grade" in run.stderr and str(sol) in run.stderr and "SYS_ADMIN" in run.stderr
-    assert "Traceback" not in run.stderr
+    assert "Traceback" not in run.stderr and run.stderr.count(str(sol)) == 1
     assert not out.exists()
+    (place / "ro-cohort" / "alice").mkdir(parents=True)
+    shutil.copy(kit / "solutions" / "ex01_windows.py", place / "ro-cohort" / "alice")
+    run = grade(kit, "batch", str(place / "ro-cohort"), "--out", str(place / "ro-out"), "--only", "ex01",
+                before=read_only)
+    assert run.returncode == 3 and "cannot grade" in run.stderr, run.stdout + run.stderr
+    assert not (place / "ro-out").exists()  # refused before OUT was made
 
 
 @pytest.mark.skipif(mountless.open_to_others(os.path.realpath(sys.base_prefix)),
