@@ -177,21 +177,14 @@ def _remove_ipc(wanted: set[int]) -> None:
 def _remove_as(uid: int, objects: list[tuple[str, int]]) -> None:
     import ctypes
 
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
-            libc = ctypes.CDLL(None, use_errno=True)
-            for kind, ident in objects:
-                if kind == "sem":
-                    libc.semctl(ident, 0, IPC_RMID)
-                else:
-                    getattr(libc, f"{kind}ctl")(ident, IPC_RMID, None)
-        finally:
-            os._exit(0)
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+    from grader.sandbox.asuid import as_uid
+
+    def remove() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        for kind, ident in objects:
+            if kind == "sem":
+                libc.semctl(ident, 0, IPC_RMID)
+            else:
+                getattr(libc, f"{kind}ctl")(ident, IPC_RMID, None)
+
+    as_uid(uid, remove)

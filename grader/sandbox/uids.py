@@ -30,6 +30,7 @@ import threading
 import time
 
 import grader.sandbox.mountless as mountless
+from grader.sandbox.asuid import as_uid
 import grader.sandbox.slotgroups as slotgroups
 import grader.sandbox.workdirs as workdirs
 
@@ -256,25 +257,14 @@ def _kill_each(uid: int, pids: list[int], wait: float = 1.0) -> bool:
 
 
 def _kill_as(uid: int) -> None:
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
-            if os.getresuid() != (uid, uid, uid) or os.geteuid() == 0:
-                os._exit(1)  # kill(-1) as anyone else would be a disaster
-            for _ in range(3):  # a fork bomb may still be spawning
-                try:
-                    os.kill(-1, signal.SIGKILL)
-                except ProcessLookupError:
-                    break
-        finally:
-            os._exit(0)
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+    def kill_all() -> None:
+        for _ in range(3):  # a fork bomb may still be spawning
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except ProcessLookupError:
+                break
+
+    as_uid(uid, kill_all)  # kill(-1) as anyone else would be a disaster: as_uid checks the drop
 
 
 def _sweep_block(lease: _Lease) -> None:

@@ -483,6 +483,22 @@ def test_wrong_types_fail_with_the_way_to_the_right_one(tmp_path):
 # --------------------------------------------------------------------------- point 4: signals
 
 @needs_root
+def _grade_ex01(place: Path, folder: Path, source: str, as_user: bool) -> subprocess.CompletedProcess:
+    """`grade ex01 --submission folder` (holding `source`), as uid 61999 when `as_user`; `place`
+    (a scratch folder under /tmp) is removed afterwards."""
+    _write(folder, "ex01_windows.py", source)
+    for p in folder.iterdir():
+        p.chmod(0o644)
+    folder.chmod(0o755)
+    prefix = as_user_prefix(place) if as_user else []
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(place), "GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"}
+    try:
+        return subprocess.run([*prefix, *GRADE, "ex01", "--submission", str(folder)],
+                              cwd="/", env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
 def test_as_a_user_the_worker_cannot_signal_the_grader():
     """kill(-1) and a kill of every pid in /proc from the student's import: the grade survives.
 
@@ -506,17 +522,7 @@ def test_as_a_user_the_worker_cannot_signal_the_grader():
         except Exception:
             pass
     """)
-    _write(folder, "ex01_windows.py", source)
-    prefix = as_user_prefix(tmp_path)
-    for p in folder.iterdir():
-        p.chmod(0o644)
-    folder.chmod(0o755)
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"}
-    try:
-        run = subprocess.run([*prefix, *GRADE, "ex01", "--submission", str(folder)],
-                             cwd="/", env=env, capture_output=True, text=True, timeout=600)
-    finally:
-        shutil.rmtree(tmp_path, ignore_errors=True)
+    run = _grade_ex01(tmp_path, folder, source, as_user=True)
     assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
     first = run.stdout.splitlines()[0]
     assert first.split()[-1].split("/")[0] == first.split()[-1].split("/")[1], first  # full marks
@@ -535,21 +541,11 @@ def test_a_program_the_code_starts_cannot_trace_the_worker(as_user):
     folder = tmp_path / "tracer"
     child = ("import ctypes, os; r = ctypes.CDLL(None, use_errno=True).ptrace(16, os.getppid(), 0, 0); "
              "print('ATTACH', r, ctypes.get_errno())")
-    _write(folder, "ex01_windows.py", textwrap.dedent(f"""
+    run = _grade_ex01(tmp_path, folder, textwrap.dedent(f"""
         import subprocess, sys
         _done = subprocess.run([sys.executable, "-c", {child!r}], capture_output=True, text=True, timeout=20)
         raise RuntimeError("the child said " + _done.stdout.strip())
-    """))
-    for p in folder.iterdir():
-        p.chmod(0o644)
-    folder.chmod(0o755)
-    prefix = as_user_prefix(tmp_path) if as_user else []
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"}
-    try:
-        run = subprocess.run([*prefix, *GRADE, "ex01", "--submission", str(folder)],
-                             cwd="/", env=env, capture_output=True, text=True, timeout=600)
-    finally:
-        shutil.rmtree(tmp_path, ignore_errors=True)
+    """), as_user=as_user)
     assert "the child said ATTACH -1 1" in run.stdout, run.stdout[-2000:]  # EPERM
 
 
