@@ -115,17 +115,21 @@ def resolve_corpus(course: Course):
     """The lesson's corpus as a `DataFile` (its sha256 verified), or the `DataError` saying why not."""
     from grader.data import datasets
     from grader.model.calls import DataFile
-    from grader.sandbox.mountless import mounts_refused, readable_copy
+    from grader.sandbox.mountless import mounts_refused, open_to_others
+    from grader.sandbox.workdirs import work_root
 
     try:
         data_dir = course.root / course.data_dir if course.data_dir else None
         path = datasets.resolve("tinyshakespeare", data_dir=data_dir, progress=None)
     except datasets.DataError as err:
         return err
-    sha256 = datasets.get_dataset("tinyshakespeare").sha256
-    if mounts_refused():  # no data folder can be granted: the workers' uid reads it where it lies
-        path = readable_copy(str(path), sha256)
-    return DataFile("tinyshakespeare", str(path), sha256)
+    root = work_root() if mounts_refused() and not open_to_others(str(path)) else None
+    if root is not None:  # no data folder can be granted: a copy the workers' uid can read
+        try:
+            path = datasets.import_to_cache(path, "tinyshakespeare", cache_dir=Path(root) / "data")
+        except datasets.DataError as err:
+            return err
+    return DataFile("tinyshakespeare", str(path), datasets.get_dataset("tinyshakespeare").sha256)
 
 
 def corpus_provider(course: Course, resolved=None):

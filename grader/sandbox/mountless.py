@@ -18,11 +18,8 @@ Only what is open is changed: a kit under a folder others cannot enter already i
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import sys
-
-from grader.sandbox.workdirs import work_root
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -107,26 +104,6 @@ def readable_here(paths) -> list[str]:
 def unreachable(paths) -> list[str]:
     """The existing paths a worker's uid could not read (the interpreter's folders it imports from)."""
     return [p for p in paths if os.path.exists(p) and not open_to_others(p)]
-
-
-def readable_copy(path: str, tag: str) -> str:
-    """Public data (the lesson's corpus, verified by the caller) at a path a worker's uid can
-    read: `path` itself when it can, else a copy made once in `work_root()/data/<tag>/` (0755,
-    the file 0644; `tag` names the content, its sha256). Without a work root, `path`."""
-    root = work_root()
-    if open_to_others(path) or root is None:
-        return path
-    folder = os.path.join(root, "data", tag)
-    target = os.path.join(folder, os.path.basename(path))
-    if not os.path.isfile(target):
-        for made in (os.path.dirname(folder), folder):
-            os.makedirs(made, exist_ok=True)
-            os.chmod(made, 0o755)
-        part = f"{target}.{os.getpid()}.part"  # whole or not there: a run killed while copying leaves no half
-        shutil.copyfile(path, part)
-        os.chmod(part, 0o644)
-        os.replace(part, target)
-    return target
 
 
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # every user may write here
