@@ -1,17 +1,22 @@
-"""How a worker ended, and where it was: the dump pipe between a worker, its zygote and the judge.
+"""How a worker ended, and where it was: two pipes from a worker's side to the judge.
 
-Each worker gets a pipe whose read end the judge keeps. The worker's faulthandler writes its
-stack there when the judge sends SIGUSR1 (a call past its time limit, just before the kill)
-and when a fatal signal kills it (a segfault in the student's code); the zygote, the
-worker's parent, reaps it and writes its wait status after a mark:
+Each worker gets two pipes whose read ends the judge keeps (`EndPipes`):
 
-    Fatal Python error: Segmentation fault
+- the dump pipe: the worker's faulthandler writes its stack there when the judge sends
+  SIGUSR1 (a call past its time limit, just before the kill) and when a fatal signal kills it
+  (a segfault in the student's code). The worker holds its write end, so the student's code
+  can write anything there too: it is shown as where the code was, and decides nothing.
+- the status pipe: the zygote, the worker's parent, reaps it and writes its wait status after
+  a mark. Only the zygote holds its write end (the worker closes its copy before anything of
+  the submission's runs), so the status the judge reads is the one the kernel gave.
+
+    Fatal Python error: Segmentation fault                  (dump pipe)
     Current thread 0x7f… (most recent call first):
       File "/tmp/submission/ex01_windows.py", line 57 in make_windows
     …
-    grader-worker-exit-status: 11
+    grader-worker-exit-status: 11                           (status pipe)
 
-`ended(fd)` -> (the dump, 11): `os.WTERMSIG(11)` is SIGSEGV.
+`EndPipes(dump, status).ended()` -> (the dump, 11): `os.WTERMSIG(11)` is SIGSEGV.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ DUMP_CAP = 64 * 1024  # bytes of a dump the judge reads from a worker
 
 
 def reaper(status_fds: dict[int, int]):
-    """A SIGCHLD handler for the zygote: reap workers and write how each one ended to its pipe."""
+    """A SIGCHLD handler for the zygote: reap workers and write how each one ended to its status pipe."""
 
     def reap(signum, frame) -> None:
         while True:
@@ -94,24 +99,42 @@ def read_dump(fd: int | None, quiet: float = 0.3, limit: float = 1.0) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def ask_stack(pid: int, fd: int | None) -> str:
-    """SIGUSR1 to a hung worker; its faulthandler dump (empty if it could not answer)."""
-    if fd is None:
-        return ""
+def read_status(fd: int | None, limit: float = 1.5) -> int | None:
+    """The wait status the zygote wrote on a status pipe (it closes the pipe after it), or None
+    if nothing came within `limit` s (the zygote itself was killed)."""
+    text = read_dump(fd, quiet=limit, limit=limit)
+    _, mark, tail = text.rpartition(STATUS_MARK)
     try:
-        os.kill(pid, signal.SIGUSR1)
-    except (ProcessLookupError, PermissionError):
-        return ""
-    return read_dump(fd, quiet=0.15, limit=1.0)
-
-
-def ended(fd: int | None) -> tuple[str, int | None]:
-    """After a worker's socket closed: (what faulthandler wrote, the wait status or None)."""
-    text = read_dump(fd, quiet=1.0, limit=1.5)
-    dump, mark, tail = text.rpartition(STATUS_MARK)
-    if not mark:
-        return text, None
-    try:
-        return dump, int(tail.split()[0])
+        return int(tail.split()[0]) if mark else None
     except (ValueError, IndexError):
-        return dump, None
+        return None
+
+
+class EndPipes:
+    """The read ends the judge keeps of one worker's dump pipe and status pipe (module docstring)."""
+
+    def __init__(self, dump: int, status: int):
+        self.dump, self.status = dump, status
+
+    def stack(self, pid: int) -> str:
+        """SIGUSR1 to a hung worker; its faulthandler dump (empty if it could not answer)."""
+        try:
+            os.kill(pid, signal.SIGUSR1)
+        except (ProcessLookupError, PermissionError):
+            return ""
+        return read_dump(self.dump, quiet=0.15, limit=1.0)
+
+    def ended(self) -> tuple[str, int | None]:
+        """After a worker's socket closed: (what faulthandler wrote, the wait status or None)."""
+        status = read_status(self.status)
+        # The worker has been reaped, so its own copy of the dump pipe is closed; a process the
+        # student's code left (a fenced worker's die with it) may hold one: then a short wait.
+        return read_dump(self.dump, quiet=0.2, limit=0.5), status
+
+    def close(self) -> None:
+        for fd in (self.dump, self.status):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.dump = self.status = None

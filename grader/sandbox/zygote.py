@@ -122,18 +122,23 @@ class Zygote:
         self._sock, self.pid = ours, pid
         return self
 
-    def spawn(self, setup: dict) -> tuple[int, socket.socket, int]:
-        """Fork a worker; returns its pid, the judge's end of its socket, and the read end of its
-        dump pipe (faulthandler's stacks from the worker, then its exit status from the zygote)."""
+    def spawn(self, setup: dict) -> tuple[int, socket.socket, exits.EndPipes]:
+        """Fork a worker; returns its pid, the judge's end of its socket, and the read ends of its
+        dump pipe (faulthandler's stacks, from the worker) and status pipe (its wait status, from
+        the zygote alone): `exits.EndPipes`."""
         self.start()
         judge_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         dump_read, dump_write = os.pipe()
-        os.set_blocking(dump_read, False)
+        status_read, status_write = os.pipe()
+        for fd in (dump_read, status_read):
+            os.set_blocking(fd, False)
+        ends = exits.EndPipes(dump_read, status_read)
         request = secrets.randbits(64)
         body = json.dumps({**setup, "request": request, "fence": {**self.fence, **(setup.get("fence") or {})}}).encode()
         try:
             try:
-                socket.send_fds(self._sock, [struct.pack("!I", len(body))], [worker_end.fileno(), dump_write])
+                socket.send_fds(self._sock, [struct.pack("!I", len(body))],
+                                [worker_end.fileno(), dump_write, status_write])
                 self._sock.sendall(body)
             except OSError:  # its end closed: it has gone (BrokenPipeError, ECONNRESET)
                 raise ZygoteGone(self.pid) from None
@@ -145,12 +150,13 @@ class Zygote:
                 judge_end.close()
                 raise NoProcess(self.pid)
         except BaseException:
-            os.close(dump_read)
+            ends.close()
             raise
         finally:
             worker_end.close()
             os.close(dump_write)
-        return pid, judge_end, dump_read
+            os.close(status_write)
+        return pid, judge_end, ends
 
     def _recv(self, n: int) -> bytes:
         data = b""
@@ -220,8 +226,8 @@ FORGED = "a frame on the worker's channel that the worker did not sign (forged a
 class _Process:
     """One worker process; the Workers of one submission (one per exercise) share it."""
 
-    def __init__(self, pid: int, sock: socket.socket, dump_fd: int | None = None, key: bytes = b""):
-        self.pid, self.sock, self.dump_fd = pid, sock, dump_fd
+    def __init__(self, pid: int, sock: socket.socket, ends: exits.EndPipes | None = None, key: bytes = b""):
+        self.pid, self.sock, self.ends = pid, sock, ends  # no end pipes: a spawned worker (grader.sandbox.pool)
         self.imported: set[str] = set()
         self.key, self.answers = key, 0  # the answers' key, and how many signed answers came
         self.tampered: list[str] = []  # what the guard reported at an import (kept for the calls)
@@ -235,11 +241,11 @@ class _Process:
 
     def stack(self) -> str:
         """Ask the hung worker where it is (faulthandler answers SIGUSR1 on the dump pipe)."""
-        return exits.ask_stack(self.pid, self.dump_fd)
+        return self.ends.stack(self.pid) if self.ends is not None else ""
 
     def ended(self) -> tuple[str, int | None]:
         """After the worker's socket closed: what faulthandler said, and the exit status."""
-        return exits.ended(self.dump_fd)
+        return self.ends.ended() if self.ends is not None else ("", None)
 
     def kill(self) -> None:
         if self.sock is not None:
@@ -250,9 +256,9 @@ class _Process:
                 pass
             self.sock.close()
             self.sock = None
-        if self.dump_fd is not None:
-            os.close(self.dump_fd)
-            self.dump_fd = None
+        if self.ends is not None:
+            self.ends.close()
+            self.ends = None
 
 
 class Worker:
@@ -308,9 +314,9 @@ class Worker:
         if proc is None or proc.sock is None:
             waited = time.monotonic()
             key = secrets.token_bytes(32)
-            pid, sock, dump_fd = self.zygote.spawn({**self.setup, "answer_key": key.hex()})  # imports self.module first
+            pid, sock, ends = self.zygote.spawn({**self.setup, "answer_key": key.hex()})  # imports self.module first
             deadline += time.monotonic() - waited  # waiting for a worker to start is not the student's time
-            proc = pool[self._key] = _Process(pid, sock, dump_fd, key)
+            proc = pool[self._key] = _Process(pid, sock, ends, key)
             proc.tampered += self._reported  # what an earlier process of this exercise was seen doing
         else:
             if self.module in proc.imported:

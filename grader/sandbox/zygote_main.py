@@ -70,14 +70,17 @@ def zygote_main(sock: socket.socket, huge_pages: bool = False) -> None:
         while collapser is not None and collapser.pending() and not waiting.poll(0):
             collapser.step()
         try:
-            header, fds, _, _ = socket.recv_fds(sock, 4, 2)
+            header, fds, _, _ = socket.recv_fds(sock, 4, 3)
             if len(header) < 4:
                 raise EOFError  # the judge has gone
             (n,) = struct.unpack("!I", header)
             setup = json.loads(_recv_exact(sock, n))
         except (OSError, EOFError):
             exits.leave(status_fds)
+        # fds: the worker's socket, its dump pipe (the worker's to write), its status pipe (ours
+        # alone: the worker closes it first, so no code of the submission's can write a status)
         dump_fd = fds[1] if len(fds) > 1 else None
+        status_fd = fds[2] if len(fds) > 2 else None
         # SIGCHLD waits until the new pid is in status_fds (a worker may die at once)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
         as_init = (setup.get("fence") or {}).get("enabled", True) and pidns.next_child_as_init(own_ns)
@@ -92,7 +95,7 @@ def zygote_main(sock: socket.socket, huge_pages: bool = False) -> None:
             continue
         if pid == 0:
             sock.close()
-            for fd in status_fds.values():
+            for fd in [*status_fds.values(), *([status_fd] if status_fd is not None else [])]:
                 os.close(fd)
             os.setpgid(0, 0)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -103,9 +106,10 @@ def zygote_main(sock: socket.socket, huge_pages: bool = False) -> None:
                 os._exit(0)
         if as_init:
             pidns.restore(own_ns)
-        os.close(fds[0])
-        if dump_fd is not None:
-            status_fds[pid] = dump_fd
+        for fd in fds[:2]:  # the worker's own
+            os.close(fd)
+        if status_fd is not None:
+            status_fds[pid] = status_fd
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         try:
             os.setpgid(pid, pid)

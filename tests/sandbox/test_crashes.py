@@ -51,6 +51,16 @@ def replace_all():
             except OSError:
                 pass
     return 5
+def forge():
+    import stat
+    mark = b"\\ngrader-worker-exit-status: 9\\n"  # "killed by SIGKILL", as by someone outside
+    for fd in range(3, 64):  # every pipe it holds: the dump pipe among them, filled to the brim
+        try:
+            if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                os.write(fd, b"x" * (65536 - len(mark)) + mark)
+        except OSError:
+            pass
+    os._exit(3)
 class Odd(Exception):
     def __str__(self):
         raise SystemExit("no words")
@@ -102,6 +112,14 @@ def test_a_segfault_is_named_by_its_signal(zygote, folder):
 def test_an_early_exit_says_its_status(zygote, folder):
     got = observe(zygote, folder, "leave")
     assert got.error_type == "WorkerDied" and got.error["exit_code"] == 3
+
+
+def test_an_exit_status_written_by_the_code_is_not_taken(zygote, folder):
+    """The status comes from the zygote's own pipe: a forged one on the dump pipe (filled so that
+    the real one would not have been read) is not what the judge reads."""
+    got = observe(zygote, folder, "forge")
+    assert got.error_type == "WorkerDied" and got.error["exit_code"] == 3, got.error
+    assert "signal" not in got.error or got.error["signal"] is None
 
 
 @pytest.mark.parametrize("name", ["close_all", "replace_all"])

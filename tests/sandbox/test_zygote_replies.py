@@ -31,11 +31,11 @@ def test_a_reply_left_unread_is_not_the_next_askers(tmp_path):
             zygote._sock.sendall(body)
             os.kill(os.getpid(), signal.SIGKILL)
         os.waitpid(asker, 0)
-        pid, judge_end, dump = zygote.spawn(setup)
+        pid, judge_end, ends = zygote.spawn(setup)
         os.killpg(pid, signal.SIGKILL)  # the pid we were given: its end must be our socket's end
         judge_end.settimeout(30)
         while judge_end.recv(65536):  # the "imported" answer may come first
             pass
-        os.close(dump)
+        ends.close()
     finally:
         zygote.close()
