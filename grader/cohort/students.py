@@ -55,6 +55,7 @@ from grader.model.files import atomic_write
 from grader.sandbox.intake import SubmissionRefused, Survey, survey
 
 EXERCISE_FILE = re.compile(r"^(ex[0-9]{2})_\w*\.py$")  # ASCII digits: `ex٠١_windows.py` is no exercise file
+RENAMED = re.compile(r"^(ex[0-9]{2})(?![0-9])", re.IGNORECASE)  # what may be an exercise's work under another name
 INNER = ("exercises",)  # the folder inside a student's folder the exercise files may be in
 
 
@@ -250,7 +251,6 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
         fingerprint = _stage(target, files, problems)
         names = set(files)
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)
-        problems += _renamed(names, course, present)
         if not any(EXERCISE_FILE.match(n) for n in names) and all(p.get("unread") for p in problems):
             problems.append({"file": "", "reason": "no_notebooks" if nbgrader else "no_exercise_files"})
         if any(p["reason"] in (WHOLE, "kit_link", "dead_link", "peer_link", "dir_link") for p in problems):  # every exercise says why
@@ -261,16 +261,22 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
     return students
 
 
-def _renamed(names: set[str], course: Course, present: frozenset) -> list[dict]:
-    """An exercise's work under another name (`ex01_mywindows.py`, its own `ex01_windows.py`
-    absent): not graded, and said, with the name the course wants."""
+def _renamed(listing: dict, course: Course, present: frozenset, inner_too: bool) -> list[dict]:
+    """An exercise's work under another name, its own file absent: not graded, and said, with
+    the name the course wants. `ex01_mywindows.py`, `EX01_windows.py`, `ex01_windows.py.txt`,
+    `ex01.py`; and (`inner_too`: the top of a student's folder) `Exercises/` for `exercises/`.
+    `ex٠١_windows.py` (Arabic-Indic digits) is no exercise's."""
     wanted = {ex.id: ex.file for ex in course.exercises}
     found = []
-    for name in sorted(names):
-        match = EXERCISE_FILE.match(name)
-        if match and match.group(1) in wanted and match.group(1) not in present:
-            found.append({"file": display_name(name), "reason": "renamed", "peer": wanted[match.group(1)],
-                          "unread": True})
+    for name, info in listing.items():
+        match = RENAMED.match(name)
+        exercise = match.group(1).lower() if match else None
+        if exercise in wanted and exercise not in present and name != wanted[exercise] \
+                and not isinstance(info, SubmissionRefused):
+            found.append({"file": display_name(name), "reason": "renamed", "peer": wanted[exercise], "unread": True})
+        elif inner_too and not present and name.lower() == INNER[0] and name != INNER[0] \
+                and isinstance(info, os.stat_result) and stat.S_ISDIR(info.st_mode):
+            found.append({"file": display_name(name), "reason": "renamed", "peer": f"{INNER[0]}/", "unread": True})
     return found
 
 
@@ -380,6 +386,8 @@ def _source_files(found: Survey, course: Course) -> tuple[dict[str, bytes], list
         problems += [{"file": display_name(name), "reason": "beside_inner", "unread": True}
                      for name, info in _at(found, ()).items()
                      if EXERCISE_FILE.match(name) and not isinstance(info, SubmissionRefused)]
+    present = frozenset(ex.id for ex in course.exercises if ex.file in files)
+    problems += _renamed(_at(found, base), course, present, inner_too=not base)
     return files, problems + _unread(found, {base + (name,) for name in here})
 
 

@@ -863,6 +863,29 @@ def test_work_under_another_name_is_said(course, tmp_path):
         [("ex01_mywindows.py", "renamed", EX01)], found[0].problems
 
 
+@pytest.mark.parametrize("name", ["EX01_windows.py", "ex01_windows.py.txt", "ex01_windows.pyc", "ex01.py",
+                                  "Ex01_Windows.PY"])
+def test_other_shapes_of_a_renamed_file_are_said(course, tmp_path, name):
+    """The exercise's file under a name the course does not read is noted with the name it wants."""
+    student = tmp_path / "cohort" / "s"
+    student.mkdir(parents=True)
+    (student / name).write_text(SOLUTION_EX01, encoding="utf-8")
+    found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged")
+    assert not found[0].present
+    assert [(p["file"], p["reason"], p.get("peer")) for p in found[0].problems if p["reason"] == "renamed"] == \
+        [(name, "renamed", EX01)], found[0].problems
+
+
+def test_a_folder_named_exercises_in_another_case_is_said(course, tmp_path):
+    student = tmp_path / "cohort" / "s"
+    (student / "Exercises").mkdir(parents=True)
+    (student / "Exercises" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged")
+    assert not found[0].present
+    assert [(p["file"], p["peer"]) for p in found[0].problems if p["reason"] == "renamed"] == \
+        [("Exercises", "exercises/")], found[0].problems
+
+
 def test_a_copy_beside_the_released_notebook_is_not_graded_over_it(course, tmp_path):
     """nbgrader grades `ch05/ch05.ipynb`; a student's `ch05_old.ipynb` beside it (the stub,
     sorting after it) is noted, never joined in to override the work."""
