@@ -52,9 +52,8 @@ from grader.cohort.notebooks import extract_notebook_text
 from grader.cohort.reasons import WHOLE
 from grader.model.course import Course
 from grader.model.files import atomic_write
-from grader.sandbox.intake import SubmissionRefused, Survey, survey
+from grader.sandbox.intake import EXERCISE_NAME, SubmissionRefused, Survey, reading_order, survey
 
-EXERCISE_FILE = re.compile(r"^(ex[0-9]{2})_\w*\.py$")  # ASCII digits: `ex٠١_windows.py` is no exercise file
 RENAMED = re.compile(r"^(ex[0-9]{2})(?![0-9])", re.IGNORECASE)  # what may be an exercise's work under another name
 INNER = ("exercises",)  # the folder inside a student's folder the exercise files may be in
 
@@ -161,7 +160,7 @@ def holds_exercise_files(folder: Path, own: tuple[str, ...] = ("staged", "studen
     top level or one folder down (`exercises/`, an nbgrader assignment), links not followed;
     `own`: OUT's folders, whose staged copies do not count."""
     def found(entries) -> bool:
-        return any(EXERCISE_FILE.match(e.name) or e.name.endswith(".ipynb") for e in entries)
+        return any(EXERCISE_NAME.match(e.name) or e.name.endswith(".ipynb") for e in entries)
 
     top = _scan(Path(folder))
     return found(top) or any(found(_scan(Path(e.path))) for e in top if e.name not in own and _is_dir(e, follow=False))
@@ -202,8 +201,8 @@ def _votes(folder: Path, leave_out: str | None = None) -> tuple[int, int]:
     for student in (e for e in _scan(folder) if e.name != leave_out and _is_dir(e)):
         top = _scan(Path(student.path))
         inner = [e for e in top if e.name in INNER and _is_dir(e, follow=False)]
-        if any(EXERCISE_FILE.match(e.name) for e in top) or \
-                any(EXERCISE_FILE.match(e.name) for d in inner for e in _scan(Path(d.path))):
+        if any(EXERCISE_NAME.match(e.name) for e in top) or \
+                any(EXERCISE_NAME.match(e.name) for d in inner for e in _scan(Path(d.path))):
             loose += 1
         elif any(e.name.endswith(".ipynb") for a in top if not a.name.startswith(".") and _is_dir(a, follow=False)
                  for e in _scan(Path(a.path))):
@@ -251,7 +250,7 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
         fingerprint = _stage(target, files, problems)
         names = set(files)
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)
-        if not any(EXERCISE_FILE.match(n) for n in names) and all(p.get("unread") for p in problems):
+        if not any(EXERCISE_NAME.match(n) for n in names) and all(p.get("unread") for p in problems):
             problems.append({"file": "", "reason": "no_notebooks" if nbgrader else "no_exercise_files"})
         if any(p["reason"] in (WHOLE, "kit_link", "dead_link", "peer_link", "dir_link") for p in problems):  # every exercise says why
             refused = {ex.file: problems[0] for ex in course.exercises}
@@ -367,7 +366,7 @@ def _source_files(found: Survey, course: Course) -> tuple[dict[str, bytes], list
     problems: list[dict] = []
     total = 0
     here = {name: info for name, info in _at(found, base).items() if name.endswith(".py")}
-    for name, info in here.items():
+    for name, info in sorted(here.items(), key=lambda item: reading_order(item[0])):
         refusal = _refusal(name, info, SOURCE_CAP)
         if refusal is None and display_name(name) != name:
             refusal = {"file": display_name(name), "reason": "unreadable"}  # not a Python module name
@@ -385,7 +384,7 @@ def _source_files(found: Survey, course: Course) -> tuple[dict[str, bytes], list
     if base:  # an exercise file beside exercises/ is not read (another copy of it, or one missing there): say so
         problems += [{"file": display_name(name), "reason": "beside_inner", "unread": True}
                      for name, info in _at(found, ()).items()
-                     if EXERCISE_FILE.match(name) and not isinstance(info, SubmissionRefused)]
+                     if EXERCISE_NAME.match(name) and not isinstance(info, SubmissionRefused)]
     present = frozenset(ex.id for ex in course.exercises if ex.file in files)
     problems += _renamed(_at(found, base), course, present, inner_too=not base)
     return files, problems + _unread(found, {base + (name,) for name in here})

@@ -38,6 +38,7 @@ without reading, for callers that choose what to read (`grade batch`'s staging).
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +49,17 @@ from grader.sandbox.walkers import is_link, same_file, walker
 # One set of caps for every reader: a worker's copy (`grade exNN`), `grade batch`'s staging
 # (grader.cohort.capped), the judge's scan. The course's largest solution is about 10 KB.
 LIMITS = {"max_file": 2 * 1024 * 1024, "max_total": 16 * 1024 * 1024, "max_entries": 4000, "max_depth": 12}
+EXERCISE_NAME = re.compile(r"^ex[0-9]{2}_\w*\.py$")  # ASCII digits: `ex٠١_windows.py` is no exercise file
+
+
+def reading_order(name: str) -> tuple[bool, str]:
+    """The order files are counted against `max_total`: exercise files first, then the rest by
+    name, so that helpers (`a_data.py`, ...) never crowd an exercise out of the cap.
+
+        >>> sorted(["a_data.py", "ex02_nll.py", "ex01_windows.py"], key=reading_order)
+        ['ex01_windows.py', 'ex02_nll.py', 'a_data.py']
+    """
+    return (EXERCISE_NAME.match(name) is None, name)
 WALK_FOLDERS = 4  # a walk lists at most this many folders' worth of entries (max_entries each)
 
 
@@ -212,7 +224,7 @@ def read_submission(folder: str, limits: dict | None = None, *,
     `SubmissionRefused` for what refuses the whole submission (the folder is a link, or sits
     behind one, too many entries). A top-level `*.py` that is a link or a special file, one over
     `max_file`, or one that would take the files read together over `max_total` (checked before
-    a byte is read, in name order) is refused alone, as `grade batch` refuses it: the other
+    a byte is read, exercise files first: `reading_order`) is refused alone, as `grade batch` refuses it: the other
     files are still read. Other links and special files are not read, and sub-folders not walked.
 
         files, refused = read_submission("sub")   # sub/ex02_nll.py -> ../solutions/ex02_nll.py:
@@ -223,7 +235,7 @@ def read_submission(folder: str, limits: dict | None = None, *,
     refused: dict[str, SubmissionRefused] = {err.parts[0]: err for err in found.problems if len(err.parts) == 1
                                              and err.parts[0].endswith(".py")}
     wanted, total = [], 0
-    for name, info in sorted(found.files().items()):
+    for name, info in sorted(found.files().items(), key=lambda item: reading_order(item[0])):
         if not name.endswith(".py"):
             continue
         if info.st_size > caps["max_file"]:

@@ -876,6 +876,22 @@ def test_other_shapes_of_a_renamed_file_are_said(course, tmp_path, name):
         [(name, "renamed", EX01)], found[0].problems
 
 
+def test_helpers_never_crowd_an_exercise_out_of_the_total_cap(course, tmp_path):
+    """Files count against the 16 MiB cap exercise files first: big helpers sorting before them
+    (`a0.py`...) are the ones refused."""
+    from grader.cohort.capped import SOURCE_CAP, TOTAL_CAP
+
+    student = tmp_path / "cohort" / "s"
+    student.mkdir(parents=True)
+    helpers = TOTAL_CAP // SOURCE_CAP
+    for i in range(helpers):
+        (student / f"a{i}.py").write_bytes(b"#" * SOURCE_CAP)
+    (student / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged")
+    assert found[0].present == {"ex01"}, found[0].problems
+    assert [p["file"] for p in found[0].problems if p["reason"] == "over_total"] == [f"a{helpers - 1}.py"]
+
+
 def test_a_folder_named_exercises_in_another_case_is_said(course, tmp_path):
     student = tmp_path / "cohort" / "s"
     (student / "Exercises").mkdir(parents=True)

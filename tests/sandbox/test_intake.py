@@ -126,8 +126,12 @@ def test_special_files_and_caps_refuse(tmp_path, portable):
     assert _files(sub, {"max_total": 8}, portable=portable) == {EX01: b"X = 1\n"}  # not read
     (sub / "two.py").write_text("Y = 2\n", encoding="utf-8")
     files, refused = read_submission(str(sub), {"max_total": 8}, portable=portable)  # the files read, together
-    assert files == {EX01: b"X = 1\n"} and list(refused) == ["two.py"]  # in name order: the first fits
+    assert files == {EX01: b"X = 1\n"} and list(refused) == ["two.py"]  # the exercise file first: it fits
     assert "takes the submission's files together over the cap (8 bytes)" in refused["two.py"].alone
+    (sub / "a_data.py").write_text("Z = 3\n", encoding="utf-8")  # a helper sorting before the exercise
+    files, refused = read_submission(str(sub), {"max_total": 8}, portable=portable)
+    assert files == {EX01: b"X = 1\n"} and sorted(refused) == ["a_data.py", "two.py"]
+    (sub / "a_data.py").unlink()
     with pytest.raises(SubmissionRefused, match="too many entries"):
         read_submission(str(sub), {"max_entries": 2}, portable=portable)
     (sub / "data" / "a" / "b").mkdir(parents=True)
