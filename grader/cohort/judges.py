@@ -32,11 +32,12 @@ from grader.cohort.reasons import REASONS, reason_text
 from grader.cohort.students import Student
 from grader.model.course import Course
 from grader.model.messages import say
-from grader.sandbox import NoProcess, ZygoteGone
+from grader.sandbox import FenceFailed, NoProcess, ZygoteGone
 
 FORMAT_EXT = {"json": "json", "junit": "xml", "gradescope": "gradescope.json", "github": "md", "text": "txt",
               "classroom": "classroom.json"}
 PR_SET_PDEATHSIG = 1
+FENCE_FAILED = 5  # a judge's exit code: its worker's fence failed (grader.sandbox.FenceFailed)
 
 
 class Judge:
@@ -206,7 +207,13 @@ def _judge_process(judge: Judge, task_fd: int, result_fd: int, parent: int) -> N
         judge.run(next_task, report)
     except ZygoteGone as err:  # its student is not recorded; the batch stops and says why (drive)
         code = 4
-        if isinstance(err, NoProcess):  # the zygote lives: drive tries the student once more
+        if isinstance(err, FenceFailed):  # every worker would say it: drive stops the batch
+            code = FENCE_FAILED
+            try:
+                os.write(2, (say("fence_failed", judge.lang, paths=err.paths) + "\n").encode())
+            except OSError:
+                pass
+        elif isinstance(err, NoProcess):  # the zygote lives: drive tries the student once more
             try:
                 os.write(2, (say("no_process", judge.lang) + "\n").encode())
             except OSError:
@@ -277,7 +284,7 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
     from grader.sandbox import uids
 
     queue = list(pending)
-    lost = False
+    lost = fence_failed = False
     tries: dict[int, int] = {}
     selector = selectors.DefaultSelector()
     slots = []
@@ -330,13 +337,23 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
                 selector.unregister(s.result_r)
                 os.close(s.result_r)
                 try:
-                    os.waitpid(s.pid, 0)
+                    _, status = os.waitpid(s.pid, 0)
                 except ChildProcessError:
-                    pass
+                    status = 0
                 live -= 1
+                if os.waitstatus_to_exitcode(status) == FENCE_FAILED and not fence_failed:
+                    fence_failed = True  # no student more: each would meet the same fence
+                    queue.clear()
+                    for other in slots:  # (this one's pipe too: it has ended)
+                        if other.task_w >= 0 and other.current is None:
+                            _close(other.task_w)
+                            other.task_w = -1
+                if fence_failed and s.task_w >= 0:
+                    _close(s.task_w)
+                    s.task_w = -1
                 judge = make_judge(s.slot)
                 uids.sweep_uid(judge.uid)  # what the dead judge's workers left running
-                if s.current is not None and not stop_if_lost():
+                if s.current is not None and not stop_if_lost() and not fence_failed:
                     n = s.current
                     if tries.get(n, 0) < 2:
                         queue.insert(0, n)
@@ -352,6 +369,8 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
                         give(fresh)
             stop_if_lost()
             bar.refresh()
+        if fence_failed:
+            raise FenceFailed("(said above)")
         if lost:
             raise ZygoteGone(zygote.pid)
     except KeyboardInterrupt:

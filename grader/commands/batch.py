@@ -99,7 +99,9 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
     except OutError as err:
         raise click.UsageError(str(err)) from None
     except ZygoteGone as err:  # the students graded before it are saved: a rerun goes on from there
-        click.echo(say("zygote_gone_batch", lang, pid=err.pid), err=True)
+        from grader.run.grading import gone_text
+
+        click.echo(gone_text(err, lang, batch=True), err=True)
         sys.exit(GRADER_FAULT)
     except OSError as err:  # a disk that fills, a folder removed under us: said, never a traceback
         click.echo(f"Error: 无法写入成绩 / cannot write the gradebook: {err}", err=True)

@@ -49,9 +49,16 @@ class AnswerStore:
 
     def mark_warm(self, exercise_id: str) -> None:
         try:
-            atomic_write(self._path(f"warm:{exercise_id}"), b"")
+            self._write(self._path(f"warm:{exercise_id}"), b"")
         except OSError:
             pass  # computed again next time: slower, not wrong
+
+    def _write(self, path: Path, data: bytes) -> None:
+        # The folder is its owner's alone from the start (0700): as root without mounts the
+        # workers' uids are kept out of it by its mode (grader.sandbox.mountless), and one made
+        # mid-run is not closed by the run's start.
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(path, data)
 
     def _path(self, key: str) -> Path:
         return self.folder / hashlib.sha256(f"{self.fingerprint}:{key}".encode()).hexdigest()[:32]
@@ -70,8 +77,8 @@ class AnswerStore:
         import grader.sandbox.wire as wire
 
         try:
-            atomic_write(self._path(key), wire.encode({"ok": obs.ok, "value": obs.value, "error": obs.error,
-                                                       "output": obs.output}))
+            self._write(self._path(key), wire.encode({"ok": obs.ok, "value": obs.value, "error": obs.error,
+                                                      "output": obs.output}))
         except OSError:
             pass  # no cache: slower, not wrong
 

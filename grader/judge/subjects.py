@@ -11,7 +11,7 @@ import types
 from pathlib import Path
 
 from grader.model.calls import Call, Observation, _clean
-from grader.sandbox import NoProcess, Worker, WorkerDied, WorkerTimeout, Zygote, ZygoteGone, run_request
+from grader.sandbox import FenceFailed, NoProcess, Worker, WorkerDied, WorkerTimeout, Zygote, ZygoteGone, run_request
 
 
 def _error(kind: str, message: str, **more) -> Observation:
@@ -66,7 +66,7 @@ class WorkerSubject:
         self.tampered: list[str] = []  # what the worker's guard saw changed (grader.sandbox.guard)
         self._worker = Worker(zygote, self.folder, module)
         self.on_progress = on_progress  # (label, done, total) while a long call runs
-        self.refused: NoProcess | None = None  # the system refused its worker: not asked again
+        self.refused: NoProcess | FenceFailed | None = None  # no worker to be had: not asked again
 
     def observe(self, a_call: Call, timeout: float) -> Observation:
         from grader.sandbox.tracebacks import where_from_dump
@@ -81,7 +81,7 @@ class WorkerSubject:
             answer = self._worker.run(a_call.request(), timeout, report)
             self._note_tampering(answer)
             return _with_why(Observation.from_answer(answer), self.not_read)
-        except NoProcess as err:  # the session raises it after the checks (GradingSession.check_zygote)
+        except (NoProcess, FenceFailed) as err:  # the session raises it after the checks (GradingSession.check_zygote)
             self.refused = err
             raise
         except WorkerTimeout as err:

@@ -200,6 +200,11 @@ CATALOG: dict[str, dict[str, str]] = {
                    "en": "grading stopped: for 30 s the system refused the grader a new process (the user's or the "
                          "machine's process limit, held by other programs), not the submission's code. No result of "
                          "this run counts or was written: run it again later."},
+    "fence_failed": {"zh": "评分中断：这台机器上，隔离挡不住工作进程读取 {paths}（评分程序本身的问题，不是提交的代码造成的）。"
+                           "正在评的学生没有记分，也没有写出结果；此前评完的学生已保存。请报告这个问题。",
+                     "en": "grading stopped: here the fence cannot keep {paths} from the workers (the grader's own "
+                           "problem, not the submission's code). The submission being graded was not scored and "
+                           "nothing of it was written; students graded before are saved. Please report this."},
     "zygote_gone_batch": {"zh": "评分中断：启动工作进程的 zygote（pid {pid}）被外部终止了（kill，或内存不足时系统的 OOM "
                                 "killer），不是学生的代码造成的。当时正在评的学生没有记分；此前评完的学生已保存。"
                                 "重新运行同一条命令，会接着评剩下的学生。",

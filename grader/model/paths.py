@@ -40,6 +40,35 @@ def checkout_folder(relative: str) -> Path | None:
     return KIT_ROOT / relative if in_checkout() else None
 
 
+def other_copies() -> list[Path]:
+    """The kit's other copies this installation knows of, each holding the reference: the
+    checkout a `pip install` was made from (pip's `direct_url.json`) when the kit runs
+    installed, and the installed package when it runs from a checkout (`PYTHONPATH`, or a
+    `pip install .` into a `.venv` inside the checkout). Read once per run, by the judge.
+
+    >>> other_copies()   # installed from /home/t/kit: [PosixPath('/home/t/kit')]
+    """
+    import json
+    import os
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("gpt-course-grader")
+    except metadata.PackageNotFoundError:
+        return []
+    found = []
+    try:
+        url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+    except (ValueError, AttributeError, OSError):
+        url = ""
+    if isinstance(url, str) and url.startswith("file://"):
+        found.append(Path(url[len("file://"):]))
+    installed = Path(str(dist.locate_file(""))).resolve()
+    if (installed / "grader" / "_kit").is_dir():
+        found.append(installed)
+    return [p for p in dict.fromkeys(found) if p.is_dir() and os.path.realpath(p) != os.path.realpath(KIT_ROOT)]
+
+
 # The kit's own folders: never a place for what a command writes (a gradebook's staged
 # students inside solutions/ would pass for reference code).
 OWN_FOLDERS = ("solutions", "exercises", "grader", "tests", "bench", "datasets", ".git")

@@ -17,7 +17,7 @@ from grader.model.course import Course
 from grader.model.messages import say
 from grader.report.render import render
 from grader.run.startup import corpus_provider, freeze_loaded, load_judge, references_for, start_zygote
-from grader.sandbox import NoProcess, ZygoteGone
+from grader.sandbox import FenceFailed, NoProcess, ZygoteGone
 
 GRADER_FAULT = 3  # the exit code when the grader could not finish (not the submission's doing)
 
@@ -44,6 +44,15 @@ def inner_exercises(folder: Path, course: Course) -> Path:
     return inner if holds_course_files(listing, course) else folder
 
 
+def gone_text(err: ZygoteGone, lang: str, *, batch: bool = False) -> str:
+    """Why a run stopped without a result that is not the submission's doing, in the user's words."""
+    if isinstance(err, FenceFailed):
+        return say("fence_failed", lang, paths=err.paths)
+    if isinstance(err, NoProcess):
+        return say("no_process", lang)
+    return say("zygote_gone_batch" if batch else "zygote_gone", lang, pid=err.pid)
+
+
 def grade_command(course: Course, ids: list[str], *, submission: Path | None, reference: bool, fmt: str,
                   out: Path | None, color: bool | None, lang: str, hidden_visibility: str | None = None,
                   show_hidden: bool = False, show_answers: bool = False) -> int:
@@ -67,8 +76,8 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
             session = GradingSession(course, ids, submission=Path(os.path.abspath(folder)), zygote=zygote, references=references,
                                      lang=lang, corpus=corpus_provider(course), public_only=recorded, on_progress=live)
             results = run_checks(session)
-    except ZygoteGone as err:  # killed from outside, or no process to be had: no result, rather than one charged
-        click.echo(say("no_process" if isinstance(err, NoProcess) else "zygote_gone", lang, pid=err.pid), err=True)
+    except ZygoteGone as err:  # killed from outside, no process or no fence to be had: no result, rather than one charged
+        click.echo(gone_text(err, lang), err=True)
         return GRADER_FAULT
     finally:
         zygote.close(wait=False)  # this process exits once the report is out (grader.commands.main)

@@ -44,7 +44,7 @@ class GradingSession:
         self._subjects: dict[str, object] = {}
         self.tampered: dict[str, list[str]] = {}  # exercise id -> what its worker's guard saw changed
         self.clocks = SubmissionClock(course)  # per check, per exercise, per submission (run/budgets)
-        self.refused = None  # a NoProcess its subjects met (grader.sandbox.zygote): raised by check_zygote
+        self.refused = None  # a NoProcess or FenceFailed its subjects met (grader.sandbox.zygote): raised by check_zygote
 
     def wants(self, exercise_id: str, check_name: str, public: bool) -> bool:
         if exercise_id not in self.exercise_ids:

@@ -46,9 +46,13 @@ def fence_options(course: Course | None, *, hide=(), grants=()) -> dict:
     """What the fence is told by the judge: the data it grants, the cache's private folders it
     hides (the answers computed ahead, the key that seals a batch's OUT)."""
     from grader.data.catalog import PRIVATE_FOLDERS, every_cache_dir
+    from grader.model.paths import other_copies
+    from grader.sandbox.fence import kit_secrets
 
     private = [str(cache / name) for cache in every_cache_dir() for name in PRIVATE_FOLDERS]
-    return {"grants": data_folders(course) + [str(g) for g in grants], "hide": private + [str(h) for h in hide]}
+    copies = [path for root in other_copies() for path in kit_secrets(root) if os.path.lexists(path)]
+    return {"grants": data_folders(course) + [str(g) for g in grants],
+            "hide": private + copies + [str(h) for h in hide]}
 
 
 class FenceUnavailable(click.ClickException):
@@ -78,7 +82,7 @@ def close_without_mounts(hide: list[str], lang: str) -> None:
     """As root where workers get no mount namespace (grader.sandbox.mountless): what the mounts
     would cover closed to other users, said once when a mode changed; FenceUnavailable when
     something cannot be."""
-    from grader.sandbox.mountless import close_to_others, mounts_refused, unreachable
+    from grader.sandbox.mountless import close_to_others, mounts_refused, shared_folders, unreachable
     from grader.sandbox.pool import linux_fence_here
 
     if not linux_fence_here() or not mounts_refused():
@@ -93,6 +97,7 @@ def close_without_mounts(hide: list[str], lang: str) -> None:
         raise FenceUnavailable(say("fence_open", lang, paths="; ".join(f"{p} ({why})" for p, why in still_open)))
     if closed:
         click.echo("grade: " + say("fence_modes", lang, paths=", ".join(closed)), err=True)
+    shared_folders()  # looked for once, before the judges fork: each student's sweep reads them
 
 
 def load_judge() -> None:

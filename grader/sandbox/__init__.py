@@ -17,7 +17,7 @@ Two ways to start a worker, one interface (`worker_mode()` chooses):
 from grader.sandbox.exits import CHANNEL_LOST
 from grader.sandbox.pool import SpawnZygote, worker_mode
 from grader.sandbox.worker import run_request
-from grader.sandbox.zygote import NoProcess, Worker, WorkerDied, WorkerTimeout, ZygoteGone
+from grader.sandbox.zygote import FenceFailed, NoProcess, Worker, WorkerDied, WorkerTimeout, ZygoteGone
 from grader.sandbox.zygote import Zygote as ForkZygote
 
 
@@ -33,4 +33,4 @@ def Zygote(fence: dict | None = None, huge_pages: bool = False) -> ForkZygote:  
 
 
 __all__ = ["Zygote", "ForkZygote", "SpawnZygote", "worker_mode", "Worker", "WorkerDied", "WorkerTimeout",
-           "ZygoteGone", "NoProcess", "run_request", "CHANNEL_LOST"]
+           "ZygoteGone", "NoProcess", "FenceFailed", "run_request", "CHANNEL_LOST"]

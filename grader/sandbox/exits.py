@@ -34,6 +34,12 @@ CHANNEL_LOST = 71
 DUMP_CAP = 64 * 1024  # bytes of a dump the judge reads from a worker
 
 
+class FenceBreached(OSError):
+    """The fence could not keep from a worker what it must (as root without mounts: a path its
+    uid can still read). Found by the worker itself before any code of the submission's runs,
+    and said to the judge as its first signed answer: the grader's fault, never charged."""
+
+
 def reaper(status_fds: dict[int, int]):
     """A SIGCHLD handler for the zygote: reap workers and write how each one ended to its status pipe."""
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from grader.model.files import readable_by_others
 from grader.model.paths import KIT_ROOT, PACKAGE_DIR
 import grader.sandbox.intake as intake
+from grader.sandbox.exits import FenceBreached
 import grader.sandbox.keyrings as keyrings
 import grader.sandbox.mountless as mountless
 import grader.sandbox.pidns as pidns
@@ -108,14 +109,18 @@ def _all_readonly() -> None:
         raise OSError(err, f"mount_setattr: {os.strerror(err)}")
 
 
-def kit_secrets() -> list[str]:
-    """What a worker never sees: the reference, the hidden checks and mistakes, the kit's history.
+def kit_secrets(root: Path = KIT_ROOT) -> list[str]:
+    """What a worker never sees of the kit at `root`: the reference, the hidden checks and
+    mistakes, the kit's history, and what a build leaves in a checkout (`pip install .` leaves
+    `build/lib/grader/_kit/solutions/`; `dist/` holds the wheel, the reference inside).
 
-    The judge adds what lives outside the kit (the answer cache) through the fence's `hide`.
+    The judge adds what lives elsewhere (the answer cache, the kit's other copies:
+    `grader.model.paths.other_copies`) through the fence's `hide`.
     """
-    names = ["solutions", "grader/_kit/solutions", "grader/checks", "grader/mistakes", "grader/pieces", "grader/answers.bin", "tests",
-             "bench", ".git", ".fragments"]
-    return [str(KIT_ROOT / n) for n in names]
+    package = ["grader/_kit/solutions", "grader/checks", "grader/mistakes", "grader/pieces", "grader/answers.bin"]
+    if not (root / "course.toml").is_file() and (root / "grader" / "_kit").is_dir():
+        return [str(root / n) for n in package]  # installed: site-packages, whose other folders are others'
+    return [str(root / n) for n in ["solutions", *package, "tests", "bench", ".git", ".fragments", "build", "dist"]]
 
 
 def _close_fds(keep: set[int]) -> None:
@@ -293,7 +298,10 @@ def _drop_capabilities() -> None:
 def _limits(limits: dict, fence: dict, cap_processes: bool, report: dict) -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-long write fails instead of killing
     wanted = [("RLIMIT_FSIZE", FILE_SIZE_CAP), ("RLIMIT_AS", limits.get("memory")),
-              ("RLIMIT_CPU", limits.get("cpu")), ("RLIMIT_CORE", 0)]
+              ("RLIMIT_CPU", limits.get("cpu")), ("RLIMIT_CORE", 0),
+              # no POSIX message queue: one outlives the worker in a shared IPC namespace, and
+              # where /dev/mqueue is not mounted no sweep could find it (System V IPC is swept)
+              ("RLIMIT_MSGQUEUE", 0)]
     if cap_processes:
         wanted.append(("RLIMIT_NPROC", fence.get("nproc")))
     held = {}
@@ -413,7 +421,7 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
         if report.get("mounts") is not True:  # nothing covered: closed to others by the judge (grader.sandbox.mountless)
             still_open = mountless.readable_here(kit_secrets() + [str(p) for p in fence["hide"]]) if dropped else ["(root)"]
             if still_open:  # no student code runs where it could read them
-                raise OSError(f"the fence could not close {', '.join(still_open)} to this worker")
+                raise FenceBreached(f"{', '.join(still_open)}")
     if not dropped:  # the process cap too, in a user namespace of its own that counts them apart
         _limits(limits, fence, namespaced and not privileged and nproc_counts_per_user_namespace(), report)
         if namespaced and not privileged:

@@ -106,29 +106,91 @@ def unreachable(paths) -> list[str]:
     return [p for p in paths if os.path.exists(p) and not open_to_others(p)]
 
 
-SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")  # every user may write here
+SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")  # every user may write here
+SHARED_DEPTH = 6  # how deep the look for folders every user may write to goes below them
+SHARED_ENTRIES = 50_000  # at most this many entries looked at in that look (once a run)
 IPC_RMID = 0
+_shared: list[str] | None = None
+
+
+def shared_folders() -> list[str]:
+    """Every folder a worker's uid may write to besides its own: the shared temporary folders,
+    and the folders below them that every user may write to and reach (a sticky `/tmp/.X11-unix`,
+    an instructor's 0777 scratch folder in /tmp). Found once a process (the batch's start, which
+    its judges inherit); one a student's uid makes later is its own, and goes whole."""
+    global _shared
+    if _shared is None:
+        _shared = writable_folders(SHARED_TEMP)
+    return _shared
+
+
+def writable_folders(roots, depth: int = SHARED_DEPTH, entries: int = SHARED_ENTRIES) -> list[str]:
+    """Of `roots` and the folders below them that others can reach (`depth` levels down,
+    `entries` entries looked at in all, level by level: the nearest first), those others may
+    write to."""
+    found, level = [], []
+    for root in roots:
+        try:
+            mode = os.stat(root).st_mode
+        except OSError:
+            continue
+        if stat.S_ISDIR(mode) and mode & stat.S_IWOTH:
+            found.append(root)
+        if stat.S_ISDIR(mode) and mode & stat.S_IXOTH:
+            level.append(root)
+    budget = entries
+    for _ in range(depth + 1):
+        below = []
+        for folder in level:
+            try:
+                with os.scandir(folder) as listing:
+                    for entry in listing:
+                        budget -= 1
+                        if budget < 0:
+                            return found
+                        try:
+                            mode = entry.stat(follow_symlinks=False).st_mode
+                        except OSError:  # gone since the listing
+                            continue
+                        if stat.S_ISDIR(mode) and mode & stat.S_IXOTH:
+                            if mode & stat.S_IWOTH:
+                                found.append(entry.path)
+                            below.append(entry.path)
+            except OSError:
+                continue
+        level = below
+    return found
 
 
 def sweep_leftovers(uids) -> None:
     """Where workers share the machine's temporary folders (mounts refused): what `uids` left
     there and in System V IPC (files in /tmp, 96 MB in /dev/shm, a message queue), which the
     next student a slot's uid grades could read, and which would pile up in memory over a
-    cohort. Only the entries these uids own, at the top of each folder; never raises."""
+    cohort. The entries these uids own in every folder of `shared_folders()`; never raises."""
     if not _refused:
         return
     wanted = set(uids)
     from grader.sandbox.workdirs import remove_trees
 
-    doomed = []
-    for top in SHARED_TEMP:
-        try:
-            with os.scandir(top) as entries:
-                doomed += [e.path for e in entries if e.stat(follow_symlinks=False).st_uid in wanted]
-        except OSError:
-            continue
-    remove_trees(doomed)
+    remove_trees([path for folder in shared_folders() for path in owned_at(folder, wanted)])
     _remove_ipc(wanted)
+
+
+def owned_at(folder: str, wanted: set[int]) -> list[str]:
+    """The entries of `folder` that `wanted` uids own. One gone since the listing is passed
+    over: never a reason to skip the folder."""
+    found = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    if entry.stat(follow_symlinks=False).st_uid in wanted:
+                        found.append(entry.path)
+                except OSError:
+                    continue
+    except OSError:
+        pass
+    return found
 
 
 def _remove_ipc(wanted: set[int]) -> None:

@@ -28,7 +28,7 @@ from grader.model.paths import PACKAGE_DIR
 from grader.probes.errors import MissingSubmissionFile
 from grader.sandbox.framing import ANSWER, PROGRESS, hmac_sha256, mac_input, recv_frame, send_frame
 from grader.sandbox.capture import redirect_output
-from grader.sandbox.exits import CHANNEL_LOST
+from grader.sandbox.exits import CHANNEL_LOST, FenceBreached
 from grader.sandbox.tracebacks import describe_error
 
 __all__ = ["describe_error", "run_request", "serve"]
@@ -185,7 +185,12 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
     # now; the fence then hides grader/pieces/ (see grader.pieces).
     for name in setup.get("pieces", ()):
         importlib.import_module(f"grader.pieces.{name}")
-    folder, workdir = enter(setup, keep_fds={sock.fileno()} | ({dump_fd} if dump_fd is not None else set()))
+    try:
+        folder, workdir = enter(setup, keep_fds={sock.fileno()} | ({dump_fd} if dump_fd is not None else set()))
+    except FenceBreached as err:  # before any code of the submission's: said, signed, and the worker ends
+        blob = encode({"ok": False, "fence": str(err)})
+        send(sock, ANSWER + digest(key, pack(0, blob), "sha256") + blob)
+        return
     _stack_on_request(dump_fd)
     os.chdir(workdir)
     if folder:

@@ -77,6 +77,16 @@ class NoProcess(ZygoteGone):
         self.pid = pid
 
 
+class FenceFailed(ZygoteGone):
+    """A worker said, before any code of the submission's ran, that its fence could not keep
+    `paths` from it (grader.sandbox.exits.FenceBreached). Every worker of the run would say the
+    same: the run stops, and nothing of what was being graded is recorded or charged."""
+
+    def __init__(self, paths: str):
+        RuntimeError.__init__(self, f"the fence could not keep {paths} from the workers")
+        self.pid, self.paths = None, paths
+
+
 class Zygote:
     """A process that forks workers on request. Start it before loading anything secret.
 
@@ -334,6 +344,9 @@ class Worker:
             imported = plaincodec.decode(blob) if kind == "answer" else None
             if not isinstance(imported, dict):
                 raise ForgedFrame("not the import's answer")
+            if "fence" in imported and proc.answers == 1:  # its first answer, signed before the import
+                self.kill()
+                raise FenceFailed(str(imported["fence"])[:2000])
             found = imported.get("tampered")
             if isinstance(found, list):
                 proc.tampered += [t for t in found if isinstance(t, str) and t not in proc.tampered]

@@ -49,3 +49,23 @@ def test_the_gradebooks_fingerprint_follows_the_answers_the_exercises_and_the_la
     others = (course_fingerprint(COURSE, ["ex01"], "zh", base), course_fingerprint(COURSE, ["ex01", "ex02"], "en", base),
               course_fingerprint(COURSE, ["ex01", "ex02"], "zh", "0" * 64))
     assert len({fp, *others}) == 4
+
+
+def test_the_answer_store_is_its_owners_alone_from_the_start(tmp_path):
+    """Made mid-run (the first slow answer), 0755 as umask 022 left it: as root without mounts the
+    run's start had closed only what existed, and every later worker's uid could read it."""
+    import os
+    import stat
+
+    from grader.judge.references import AnswerStore
+    from grader.model.calls import Observation
+
+    store = AnswerStore(tmp_path / "cache" / "answers", "fp", min_seconds=0.0)
+    old = os.umask(0o022)
+    try:
+        store.put("k", Observation(ok=True, value=1), seconds=5.0)
+        store.mark_warm("ex12")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "cache" / "answers").stat().st_mode) == 0o700
+    assert store.get("k").value == 1 and store.is_warm("ex12")

@@ -31,7 +31,7 @@ NO_SYS_ADMIN = ["setpriv", "--bounding-set", "-sys_admin", "--inh-caps", "-sys_a
 THIEF = '''
 import os
 _kit = os.environ.get("KIT_FOR_THIEF", "")
-_path = os.path.join(_kit, "snoitulos"[::-1], "ex01_windows.py")
+_path = os.path.join(_kit, {where}"snoitulos"[::-1], "ex01_windows.py")
 _ns = {{}}
 exec(compile(open(_path).read(), "ex01", "exec"), _ns)
 make_windows, shift_pairs, count_targets = _ns["make_windows"], _ns["shift_pairs"], _ns["count_targets"]
@@ -123,7 +123,7 @@ def test_the_reference_stays_out_of_reach_and_nothing_is_left(place):
     kit, mark = place / "kit", "mark-" + os.urandom(6).hex()
     student = place / "thief"
     student.mkdir()
-    (student / "ex01_windows.py").write_text(THIEF.format(mark=mark))
+    (student / "ex01_windows.py").write_text(THIEF.format(mark=mark, where=""))
     assert stat.S_IMODE((kit / "solutions").stat().st_mode) & 0o005  # open before the run
     run = grade(kit, "ex01", "--submission", str(student), "--format", "json")
     assert run.returncode == 1, run.stderr
@@ -136,6 +136,23 @@ def test_the_reference_stays_out_of_reach_and_nothing_is_left(place):
     assert left_behind(mark) == []  # its working folder went with its uid's sweep
     again = grade(kit, "ex01", "--submission", str(student), "--format", "json")
     assert "closed to other users" not in again.stderr  # said once, when a mode changed
+
+
+def test_what_a_build_leaves_in_the_checkout_stays_out_of_reach(place):
+    """`pip install .` leaves build/lib/grader/_kit/solutions/ in the checkout, world-readable."""
+    kit = place / "kit"
+    built = kit / "build" / "lib" / "grader" / "_kit" / "solutions"
+    shutil.copytree(kit / "solutions", built)
+    for folder in (built, *built.parents):
+        if folder == kit:
+            break
+        os.chmod(folder, 0o755)
+    student = place / "build-thief"
+    student.mkdir()
+    (student / "ex01_windows.py").write_text(THIEF.format(mark="m", where='"build", "lib", "grader", "_kit", '))
+    run = grade(kit, "ex01", "--submission", str(student), "--format", "json")
+    assert json.loads(run.stdout)["score"] == 0, run.stdout[-2000:]
+    assert "Permission denied" in run.stdout and not stat.S_IMODE((kit / "build").stat().st_mode) & 0o007
 
 
 def test_a_correct_submission_keeps_full_marks(place):
@@ -190,15 +207,17 @@ def test_a_tree_too_deep_to_walk_is_removed_and_stops_nothing(place):
 
 
 LEAVER = """
-import os, subprocess
-for folder in ("/tmp", "/dev/shm", "/var/tmp"):
+import os, subprocess, sys
+for folder in ("/tmp", "/dev/shm", "/var/tmp", {sticky!r}):
     with open(os.path.join(folder, ".left-{mark}"), "w") as note:
         note.write("for the next student")
 subprocess.run(["ipcmk", "-Q"], check=True, capture_output=True)  # a System V message queue
+subprocess.run([sys.executable, "-c", "import ctypes, os; ctypes.CDLL('librt.so.1').mq_open("  # a POSIX one
+                "b'/left-{mark}', os.O_CREAT | os.O_RDWR, 0o644, None)"], check=True)
 """
 FINDER = """
 import os
-for folder in ("/tmp", "/dev/shm", "/var/tmp"):
+for folder in ("/tmp", "/dev/shm", "/var/tmp", {sticky!r}):
     if os.path.exists(os.path.join(folder, ".left-{mark}")):
         raise RuntimeError("found what the last student left in " + folder)
 if any(line.split()[7] == str(os.getuid()) for line in open("/proc/sysvipc/msg").readlines()[1:]):
@@ -206,24 +225,104 @@ if any(line.split()[7] == str(os.getuid()) for line in open("/proc/sysvipc/msg")
 """
 
 
+def posix_queue(name: str, unlink: bool = False) -> bool:
+    """Whether POSIX message queue `name` exists (then removed, with `unlink`)."""
+    import ctypes
+
+    librt = ctypes.CDLL("librt.so.1", use_errno=True)
+    found = librt.mq_open(name.encode(), os.O_RDONLY) >= 0
+    if found and unlink:
+        librt.mq_unlink(name.encode())
+    return found
+
+
 def test_what_a_student_leaves_in_the_shared_temporary_folders_is_gone_for_the_next(place):
     """One judge (-j 1), so both students run as the same slot uid: files the first leaves in
-    /tmp, /dev/shm and /var/tmp and its message queue are swept with its uid, before the
-    second starts (it raises at import if it finds any), and none is left after the run."""
+    /tmp, /dev/shm and /var/tmp, in a folder below them every user may write to (a sticky
+    /tmp/.X11-unix) and its message queue are swept with its uid, before the second starts (it
+    raises at import if it finds any), and none is left after the run. A POSIX message queue
+    (which no sweep could list where /dev/mqueue is not mounted) cannot be made at all."""
     kit, mark = place / "kit", "mark-" + os.urandom(6).hex()
     cohort = place / "left-cohort"
+    sticky = place / "sticky"
+    sticky.mkdir()
+    os.chmod(sticky, 0o1777)
     solution = (kit / "solutions" / "ex01_windows.py").read_text()
     for name, first in (("a_leaver", LEAVER), ("b_finder", FINDER)):
         (cohort / name).mkdir(parents=True)
-        (cohort / name / "ex01_windows.py").write_text(first.format(mark=mark) + solution)
+        (cohort / name / "ex01_windows.py").write_text(first.format(mark=mark, sticky=str(sticky)) + solution)
     run = grade(kit, "batch", str(cohort), "--out", str(place / "left-out"), "--only", "ex01", "-j", "1",
                 "--no-progress")
     assert run.returncode == 0, run.stderr[-3000:]
     rows = {r["student"]: r for r in csv.DictReader((place / "left-out" / "grades.csv").open(encoding="utf-8"))}
     book = json.loads((place / "left-out" / "results.json").read_text(encoding="utf-8"))
     assert float(rows["a_leaver"]["ex01"]) == float(rows["b_finder"]["ex01"]) == 10, [
-        c.get("message") for e in book["students"]["b_finder"]["exercises"] for c in e["checks"]][:2]
-    assert not [f for f in ("/tmp", "/dev/shm", "/var/tmp") if os.path.exists(os.path.join(f, f".left-{mark}"))]
+        c.get("message") for who in ("a_leaver", "b_finder") for e in book["students"][who]["exercises"]
+        for c in e["checks"]][:4]
+    assert not [f for f in ("/tmp", "/dev/shm", "/var/tmp", sticky) if os.path.exists(os.path.join(f, f".left-{mark}"))]
+    assert not posix_queue(f"/left-{mark}", unlink=True)
+
+
+def test_an_entry_gone_since_the_listing_skips_only_itself(tmp_path, monkeypatch):
+    """Another process's file removed between the sweep's listing and its look at it: once that
+    skipped the whole of /tmp, leaving the last student's notes for the next."""
+    (tmp_path / "mine").write_text("x")
+    os.chown(tmp_path / "mine", 65003, 65003)
+    listing = os.scandir
+
+    class Gone:
+        name, path = "gone", str(tmp_path / "gone")
+
+        def stat(self, follow_symlinks=True):
+            raise FileNotFoundError(self.path)
+
+    class Listing:
+        def __init__(self, folder):
+            self.inner = listing(folder)
+
+        def __enter__(self):
+            return [Gone(), *self.inner.__enter__()]
+
+        def __exit__(self, *exc):
+            return self.inner.__exit__(*exc)
+
+    monkeypatch.setattr(mountless.os, "scandir", Listing)
+    assert mountless.owned_at(str(tmp_path), {65003}) == [str(tmp_path / "mine")]
+
+
+def test_the_folders_every_user_may_write_to_are_found_wherever_others_reach(tmp_path):
+    os.chmod(tmp_path, 0o755)
+    for name, mode in (("sticky", 0o1777), ("closed", 0o700), ("closed/sticky", 0o1777), ("open", 0o755),
+                       ("open/deeper", 0o755), ("open/deeper/scratch", 0o777)):
+        (tmp_path / name).mkdir()
+        os.chmod(tmp_path / name, mode)
+    found = mountless.writable_folders([str(tmp_path)])
+    assert sorted(found) == [str(tmp_path / "open/deeper/scratch"), str(tmp_path / "sticky")]
+    assert mountless.writable_folders([str(tmp_path)], depth=1) == [str(tmp_path / "sticky")]
+
+
+def test_a_path_opened_under_the_run_stops_it_and_charges_no_one(place):
+    """Something reopens solutions/ after the run closed it (here a loop of chmod): each worker
+    finds it can read it before any code of the submission's runs, and says so signed. The
+    run stops with exit 3 and the reason; no score is charged or written."""
+    kit = place / "kit-reopened"
+    shutil.copytree(place / "kit", kit, symlinks=True)
+    sol = kit / "solutions"
+    reopen = f'(for i in $(seq 150); do chmod o+rx "{sol}"; sleep 0.2; done) >/dev/null 2>&1 & true'
+    out = place / "reopened.json"
+    run = grade(kit, "ex01", "--reference", "--format", "json", "--out", str(out), before=reopen)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "the fence cannot keep" in run.stderr and str(sol) in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr and not out.exists()
+    cohort = place / "reopened-cohort"
+    for name in ("alice", "bob"):
+        (cohort / name).mkdir(parents=True)
+        shutil.copy(kit / "solutions" / "ex01_windows.py", cohort / name)
+    run = grade(kit, "batch", str(cohort), "--out", str(place / "reopened-out"), "--only", "ex01", "-j", "2",
+                "--no-progress", before=reopen)
+    assert run.returncode == 3 and "the fence cannot keep" in run.stderr, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert not (place / "reopened-out" / "grades.csv").exists()  # no row charged with a fence's failure
 
 
 def test_what_cannot_be_closed_stops_the_run(place):

@@ -1,0 +1,85 @@
+"""The reference in the kit's other copies stays out of a worker's reach: what a build leaves in
+a checkout (`build/`, `dist/`), the checkout an installed kit came from, the installed package
+beside a checkout (grader.model.paths.other_copies, grader.sandbox.fence.kit_secrets)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from grader.model import paths
+from tests.sandbox.as_user import needs_root
+
+KIT = Path(__file__).resolve().parents[2]
+SOURCES = ["grader", "exercises", "solutions", "datasets", "course.toml", "pyproject.toml"]
+THIEF = '''
+import os
+_path = os.path.join({kit!r}, "build", "lib", "grader", "_kit", "snoitulos"[::-1], "ex01_windows.py")
+_ns = {{}}
+exec(compile(open(_path).read(), "ex01", "exec"), _ns)
+make_windows, shift_pairs, count_targets = _ns["make_windows"], _ns["shift_pairs"], _ns["count_targets"]
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
+@needs_root
+def test_a_build_folder_in_the_checkout_is_hidden_from_workers():
+    """Not under /tmp (a worker's /tmp is its own): a kit copy where every uid can read it."""
+    place = Path(tempfile.mkdtemp(prefix="grade-copies-", dir="/var/cache"))
+    try:
+        os.chmod(place, 0o755)
+        kit = place / "kit"
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade*")
+        for name in SOURCES:
+            (shutil.copytree if (KIT / name).is_dir() else shutil.copy2)(KIT / name, kit / name,
+                                                                         **({"ignore": ignore} if (KIT / name).is_dir() else {}))
+        shutil.copytree(kit / "solutions", kit / "build" / "lib" / "grader" / "_kit" / "solutions")
+        for folder, _, _ in os.walk(place):
+            os.chmod(folder, 0o755)
+        student = place / "thief"
+        student.mkdir()
+        (student / "ex01_windows.py").write_text(THIEF.format(kit=str(kit)))
+        env = {**os.environ, "PYTHONPATH": str(kit), "GRADE_LANG": "en", "PYTHONDONTWRITEBYTECODE": "1"}
+        run = subprocess.run([sys.executable, "-c", "from grader.commands.main import entry; entry()", "ex01",
+                              "--submission", str(student), "--format", "json"],
+                             capture_output=True, text=True, env=env, cwd=kit, timeout=600)
+        result = json.loads(run.stdout)
+        assert result["score"] == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
+
+
+class _Dist:
+    def __init__(self, url: str | None, site: Path):
+        self.url, self.site = url, site
+
+    def read_text(self, name):
+        return json.dumps({"url": self.url, "dir_info": {}}) if name == "direct_url.json" and self.url else None
+
+    def locate_file(self, name):
+        return self.site / name
+
+
+def test_the_checkout_an_install_came_from_and_the_installed_package_are_found(tmp_path, monkeypatch):
+    from importlib import metadata
+
+    checkout, site = tmp_path / "checkout", tmp_path / "site-packages"
+    (checkout / "solutions").mkdir(parents=True)
+    (site / "grader" / "_kit" / "solutions").mkdir(parents=True)
+    monkeypatch.setattr(metadata, "distribution", lambda name: _Dist(checkout.as_uri(), site))
+    assert paths.other_copies() == [checkout, site.resolve()]
+    from grader.sandbox.fence import kit_secrets
+
+    assert str(checkout / "build") in kit_secrets(checkout) and str(checkout / "solutions") in kit_secrets(checkout)
+    assert kit_secrets(site.resolve()) == [str(site.resolve() / "grader" / n) for n in
+                                           ("_kit/solutions", "checks", "mistakes", "pieces", "answers.bin")]
+    # an editable install of the running kit: nothing else
+    monkeypatch.setattr(metadata, "distribution", lambda name: _Dist(paths.KIT_ROOT.as_uri(), tmp_path / "none"))
+    assert paths.other_copies() == []
