@@ -120,19 +120,34 @@ def check_out(root: Path, out: Path) -> None:
         raise OutError(f"--out {out}: 无法写入 / cannot be written ({probe})")
 
 
-def _linked_student_folders(root: Path) -> list[str]:
+def _linked_student_folders(root: Path, needed: list[str]) -> list[str]:
     """Where DIR's links to student folders lead (outside DIR, most often): hidden from every
-    worker like DIR itself, or one student's code reads another's work there."""
+    worker like DIR itself, or one student's code reads another's work there. Only folders that
+    hold a student's work (exercise files, notebooks), and never one holding what the workers
+    need (`needed`: the interpreter, the lesson's data): a link `data -> /srv/datasets` beside
+    the students would otherwise cost every student the corpus. A link realpath cannot follow
+    (`/proc/1/root/…`) is passed over: its row says why (grader.cohort.students)."""
+    from grader.cohort.students import holds_exercise_files
+
     found = []
     try:
         with os.scandir(root) as entries:
-            for entry in entries:
-                if entry.is_symlink():
-                    target = os.path.realpath(entry.path)
-                    if os.path.isdir(target) and not Path(target).is_relative_to(root):
-                        found.append(target)
+            listed = list(entries)
     except OSError:
-        pass
+        return found
+    for entry in listed:
+        try:
+            if not entry.is_symlink():
+                continue
+            target = os.path.realpath(entry.path)
+            if not os.path.isdir(target) or Path(target).is_relative_to(root):
+                continue
+            if any(p == target or p.startswith(target.rstrip(os.sep) + os.sep) for p in needed):
+                continue
+            if holds_exercise_files(Path(target)):
+                found.append(target)
+        except OSError:
+            continue
     return found
 
 
@@ -187,7 +202,11 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         if not unfenced:
             raise FenceUnavailable(say("batch_unfenced", lang))
         print(say("batch_unfenced_anyway", lang), file=sys.stderr, flush=True)
-    hidden = [str(root), str(course.solutions_dir), str(course.checks_dir), *_linked_student_folders(root)]
+    from grader.run.startup import data_folders
+    from grader.sandbox.fence import python_paths
+
+    needed = [os.path.realpath(p) for p in [*python_paths(), *data_folders(course)]]
+    hidden = [str(root), str(course.solutions_dir), str(course.checks_dir), *_linked_student_folders(root, needed)]
     close_without_mounts(hidden, lang)  # a refusal (FenceUnavailable) before OUT is made
     busy = busy_machine(jobs, lang)
     if busy:

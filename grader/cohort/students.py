@@ -187,11 +187,17 @@ def cohort_layout(root: Path) -> tuple[Path, bool]:
     root = Path(root)
     loose, notebooks = _votes(root, leave_out="submitted")
     submitted = root / "submitted"
-    if not loose and os.path.isdir(submitted):  # never raises (a link to a name too long)
+    if not loose and _course_folder(root) and os.path.isdir(submitted):  # never raises (a link to a name too long)
         inside_loose, inside_notebooks = _votes(submitted)
         if inside_notebooks > inside_loose:
             return submitted, True
     return root, notebooks > loose and notebooks > 0
+
+
+def _course_folder(root: Path) -> bool:
+    """Is `root` an nbgrader course folder (its `nbgrader_config.py`, or its `gradebook.db`)?
+    Only then is its `submitted/` nbgrader's: elsewhere a folder so named is a student's."""
+    return any(os.path.isfile(root / name) for name in ("nbgrader_config.py", "gradebook.db"))
 
 
 def _votes(folder: Path, leave_out: str | None = None) -> tuple[int, int]:
@@ -199,15 +205,25 @@ def _votes(folder: Path, leave_out: str | None = None) -> tuple[int, int]:
     assignment's notebooks (links below a student's folder not followed)."""
     loose = notebooks = 0
     for student in (e for e in _scan(folder) if e.name != leave_out and _is_dir(e)):
-        top = _scan(Path(student.path))
-        inner = [e for e in top if e.name in INNER and _is_dir(e, follow=False)]
-        if any(EXERCISE_NAME.match(e.name) for e in top) or \
-                any(EXERCISE_NAME.match(e.name) for d in inner for e in _scan(Path(d.path))):
-            loose += 1
-        elif any(e.name.endswith(".ipynb") for a in top if not a.name.startswith(".") and _is_dir(a, follow=False)
-                 for e in _scan(Path(a.path))):
-            notebooks += 1
+        held = _holds(student.path)
+        loose += held == "files"
+        notebooks += held == "notebooks"
     return loose, notebooks
+
+
+def _holds(folder: str) -> str | None:
+    """What a student's folder holds its work as: "files" (exercise files at its top or in
+    `exercises/`), else "notebooks" (an assignment's: `<assignment>/*.ipynb`, the assignment not
+    a hidden folder such as `.ipynb_checkpoints`), else None. Links below it are not followed."""
+    top = _scan(Path(folder))
+    inner = [e for e in top if e.name in INNER and _is_dir(e, follow=False)]
+    if any(EXERCISE_NAME.match(e.name) for e in top) or \
+            any(EXERCISE_NAME.match(e.name) for d in inner for e in _scan(Path(d.path))):
+        return "files"
+    if any(e.name.endswith(".ipynb") for a in top if not a.name.startswith(".") and _is_dir(a, follow=False)
+           for e in _scan(Path(a.path))):
+        return "notebooks"
+    return None
 
 
 def not_students(root: Path) -> list[str]:
@@ -229,14 +245,19 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
         dead = _leads_nowhere(entry)  # a link to a student's folder that is gone still has its row
         # Resolved once: what is checked is what is read (a folder swapped for a link to the
         # kit after this is refused by the survey, which follows no link on the way).
-        real = os.path.realpath(entry.path)
+        try:
+            real = os.path.realpath(entry.path)
+        except OSError:  # a link realpath may not follow (`/proc/1/root/…`): refused, never the batch's end
+            real = None
         linked = entry.is_symlink() or real != os.path.join(top, entry.name)
-        if not (dead or _is_dir(entry)) or (not linked and real in skipped):
+        if real is not None and (not (dead or _is_dir(entry)) or (not linked and real in skipped)):
             continue  # files beside the folders; OUT itself (a link to it is a student's row, refused below)
         key = student_key(entry.name)
         target = Path(staged) / key
-        peer = _peer_of(real, top, folders) if linked else None
-        if dead:
+        peer = _peer_of(real, top, folders) if linked and real is not None else None
+        if real is None:
+            files, problems = {}, [{"file": display_name(entry.name), "reason": "kit_link"}]
+        elif dead:
             files, problems = {}, [{"file": display_name(entry.name), "reason": "dead_link"}]
         elif linked and _links_into(entry.path, real, course, skipped):  # the kit's and OUT's are no submission
             files, problems = {}, [{"file": display_name(entry.name), "reason": "kit_link"}]
@@ -246,7 +267,9 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
         else:
             if linked:  # a folder outside DIR: graded once, as the first link to it (a later one is its peer)
                 folders.setdefault(real, entry.name)
-            files, problems = _read_student(real, course, nbgrader)
+            # each folder read as what it holds (a notebook student among .py ones, or the reverse)
+            own = _holds(real)
+            files, problems = _read_student(real, course, nbgrader if own is None else own == "notebooks")
         fingerprint = _stage(target, files, problems)
         names = set(files)
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)

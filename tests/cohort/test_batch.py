@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -269,3 +270,19 @@ def test_ctrl_c_stops_a_batch_at_once_and_the_next_run_finishes(course, tmp_path
     rows = {r[0]: r for r in csv.reader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     assert sorted(rows) == ["(max)", *[f"s{i}" for i in range(10)], "student"] and \
         len({rows[s][1] for s in rows if s not in ("(max)", "student")}) == 1
+
+
+def test_a_link_beside_the_students_to_the_data_hides_nothing_they_need(tmp_path):
+    """`data -> $GPT_COURSE_DATA` in DIR (an instructor's shortcut): its own row, and the corpus
+    stays readable to every worker (once every link's target was hidden, and a correct ex07
+    lost its data checks, charged as FileNotFoundError)."""
+    folder = tmp_path / "cohort"
+    (folder / "ok").mkdir(parents=True)
+    shutil.copy(KIT / "solutions" / "ex07_split.py", folder / "ok")
+    os.symlink(os.environ["GPT_COURSE_DATA"], folder / "data")
+    run = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp_path / "out"), "--only", "ex07",
+                                  "--no-progress"], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
+    assert rows["ok"]["total"] == rows["(max)"]["total"], rows
+    assert "data" in rows

@@ -130,7 +130,19 @@ def test_one_students_notebooks_do_not_make_a_cohort_of_files_nbgrader(tmp_path)
     (course_folder / "submitted" / "alice" / "ch05").mkdir(parents=True)
     (course_folder / "submitted" / "alice" / "ch05" / "ch05.ipynb").write_text("{}", encoding="utf-8")
     (course_folder / "source" / "ch05").mkdir(parents=True)
+    assert cohort_layout(course_folder)[0] == course_folder  # no nbgrader_config.py: a student named so
+    (course_folder / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
     assert cohort_layout(course_folder) == (course_folder / "submitted", True)
+
+
+def test_a_student_named_submitted_never_takes_over_a_notebook_cohort(tmp_path):
+    """Three notebook students and one folder named `submitted` holding its own sub-folders:
+    not an nbgrader course folder (no nbgrader_config.py), so every folder keeps its row."""
+    cohort = tmp_path / "cohort"
+    for name in ("nb1", "nb2", "nb3", "submitted/nb1", "submitted/ghost"):
+        (cohort / name / "ch05").mkdir(parents=True)
+        (cohort / name / "ch05" / "ch05.ipynb").write_text("{}", encoding="utf-8")
+    assert cohort_layout(cohort) == (cohort, True)
 
 
 def test_an_edited_state_is_recomputed_from_its_checks():
@@ -913,6 +925,7 @@ def test_a_copy_beside_the_released_notebook_is_not_graded_over_it(course, tmp_p
 
     folder = tmp_path / "submitted" / "alice" / "ch05"
     folder.mkdir(parents=True)
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")  # a course folder
     (folder / "ch05.ipynb").write_text(notebook(SOLUTION_EX01), encoding="utf-8")
     (folder / "ch05_old.ipynb").write_text(notebook("def shift_pairs(tokens):\n    raise NotImplementedError\n"),
                                            encoding="utf-8")
@@ -975,3 +988,48 @@ def test_one_submission_given_as_the_cohort_is_a_usage_error(course, tmp_path):
     run = batch(course, tmp_path / "alice", tmp_path / "out")
     assert run.returncode == 2 and "grade all --submission" in run.stderr, run.stderr[-2000:]
     assert not (tmp_path / "out").exists()
+
+
+def test_each_folder_is_read_as_what_it_holds(course, tmp_path):
+    """Two .py students and two, then three, notebook students: each graded from its own work,
+    whichever kind most of the cohort handed in (once the minority's rows were all "no exercise
+    files", and one more student of the other kind flipped every row)."""
+    import nbformat
+
+    cohort = tmp_path / "cohort"
+    for name in ("py1", "py2"):
+        (cohort / name).mkdir(parents=True)
+        (cohort / name / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    cell = nbformat.v4.new_code_cell(SOLUTION_EX01)
+    cell.metadata["nbgrader"] = {"solution": True, "grade": False, "locked": False, "grade_id": "ex01_windows",
+                                 "schema_version": 3}
+    for names in (("nb1", "nb2"), ("nb3",)):
+        for name in names:
+            (cohort / name / "ch05").mkdir(parents=True)
+            nbformat.write(nbformat.v4.new_notebook(cells=[cell]), cohort / name / "ch05" / "ch05.ipynb")
+        found = find_students(cohort, load_course(course), tmp_path / f"staged-{names[0]}")
+        expected = ["py1", "py2", "nb1", "nb2", *(["nb3"] if "nb3" in names else [])]
+        assert {s.name: s.present for s in found} == {n: {"ex01"} for n in expected}, \
+            [(s.name, s.problems) for s in found]
+
+
+def test_a_link_realpath_cannot_follow_is_a_row_not_the_end(course, tmp_path):
+    """`viaproc -> /proc/1/root/tmp`: readlink of /proc/1/root is refused (EACCES) to all but
+    its owner's peers; once that stopped the whole batch before any gradebook was written."""
+    from unittest import mock
+
+    cohort = tmp_path / "cohort"
+    (cohort / "ok").mkdir(parents=True)
+    (cohort / "ok" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
+    os.symlink(tmp_path, cohort / "viaproc")
+    real = os.path.realpath
+
+    def refusing(path, *args, **kwargs):
+        if str(path).endswith("viaproc"):
+            raise PermissionError(13, "Permission denied", "/proc/1/root")
+        return real(path, *args, **kwargs)
+
+    with mock.patch("grader.cohort.students.os.path.realpath", refusing):
+        found = {s.name: s for s in find_students(cohort, load_course(course), tmp_path / "staged")}
+    assert found["ok"].present == {"ex01"}
+    assert [p["reason"] for p in found["viaproc"].problems] == ["kit_link"]
