@@ -8,8 +8,10 @@ Every call here runs inside `forbidden_net()`:
   by functions that record their name and raise `ForbiddenAPIError`; the originals are put
   back afterwards, whatever happens;
 - a TorchDispatchMode watches the aten ops these APIs end in (_softmax, _log_softmax,
-  logsumexp, nll_loss_forward, nll_loss2d_forward), so an alias bound when the student's
-  module was imported (`from torch.nn.functional import cross_entropy as ce`) is caught too.
+  logsumexp, nll_loss_forward, nll_loss2d_forward), and the kernels that do a softmax or a
+  log-sum-exp inside something else (attention, masked softmax, logcumsumexp), so an alias
+  bound when the student's module was imported (`from torch.nn.functional import
+  cross_entropy as ce`) is caught too.
 
 A use is recorded before raising, so a student `try/except` around the call does not hide
 it: the probe raises `ForbiddenAPIError` naming the first API used once the call returns.
@@ -65,6 +67,18 @@ _ATEN_NAMES = {
     "logsumexp": "logsumexp（torch.logsumexp 或其别名 / or an alias）",
     "nll_loss_forward": "nll_loss（F.nll_loss / F.cross_entropy 或其别名 / or an alias）",
     "nll_loss2d_forward": "nll_loss（F.nll_loss / F.cross_entropy 或其别名 / or an alias）",
+    # kernels that do the softmax or log-sum-exp inside something else: torch's attention
+    # (F.scaled_dot_product_attention with the logits as keys is a softmax), masked softmaxes,
+    # a cumulative log-sum-exp (its last entry is the log-sum-exp)
+    "_safe_softmax": "softmax（F.scaled_dot_product_attention 里的 / inside F.scaled_dot_product_attention）",
+    "_masked_softmax": "softmax（torch._masked_softmax）",
+    "logcumsumexp": "logsumexp（torch.logcumsumexp）",
+    **{name: f"softmax（{name}：注意力内核 / an attention kernel）" for name in (
+        "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+        "_scaled_dot_product_fused_attention_overrideable", "_scaled_dot_product_attention_math_for_mps",
+        "_flash_attention_forward", "_flash_attention_forward_no_dropout_inplace", "_efficient_attention_forward",
+        "_native_multi_head_attention", "_transformer_encoder_layer_fwd")},
 }
 
 

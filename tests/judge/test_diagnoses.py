@@ -332,6 +332,22 @@ def test_forbidden_api_check_is_about_apis_only(tmp_path, references):
     assert not check.passed and "stable_softmax" in check.finding.en and "softmax" in check.finding.got
 
 
+@pytest.mark.parametrize("body", [
+    # attention with the logits as keys and an identity as values is a softmax
+    "    V = logits.shape[-1]\n    q = torch.ones(*logits.shape[:-1], 1, 1, dtype=logits.dtype)\n"
+    "    out = torch.nn.functional.scaled_dot_product_attention(q, logits.unsqueeze(-1).transpose(-1, -2)"
+    ".transpose(-1, -2), torch.eye(V, dtype=logits.dtype), scale=1.0)\n    return out.squeeze(-2)",
+    "    return torch.exp(logits - torch.logcumsumexp(logits, dim=-1)[..., -1:])",
+    "    return torch._masked_softmax(logits, torch.zeros_like(logits, dtype=torch.bool), -1, 0)",
+])
+def test_softmax_done_inside_another_kernel_is_a_forbidden_api(tmp_path, references, body):
+    uses_kernel = _submission(tmp_path, "ex02", [("    e = torch.exp(logits - m)  # (..., V)\n    return e / e.sum(dim=-1, keepdim=True)",
+                                                  body)])
+    result = _grade("ex02", uses_kernel, references, only={"test_forbidden_apis"})
+    (check,) = result.checks
+    assert not check.passed and "stable_softmax" in check.finding.en, check.finding.en
+
+
 # ------------------------------------------------------------------ ex05's picture
 
 def test_ex05_picture_gets_the_expected_shapes(tmp_path, references):
