@@ -49,9 +49,9 @@ def band_facts(history) -> dict:
     """Step 0's losses and the last estimate's val loss."""
     rows = [e for e in _entries(history) if _well_formed(e)]
     if not rows:
-        return {"step0_train": None, "step0_val": None, "final_val": None, "first_step": None}
+        return {"step0_train": None, "step0_val": None, "final_train": None, "final_val": None, "first_step": None}
     return {"first_step": rows[0]["step"], "step0_train": rows[0]["train"], "step0_val": rows[0]["val"],
-            "final_val": rows[-1]["val"]}
+            "final_train": rows[-1]["train"], "final_val": rows[-1]["val"]}
 
 
 def steps_of(history) -> list:
@@ -71,6 +71,48 @@ def form_of(history) -> dict:
                          "keys": sorted(str(k) for k in e) if type(e) is dict else None,
                          "types": [_type_name(e.get(k)) for k in ("step", "train", "val")] if type(e) is dict else None}
                         for e in list(_entries(history))[:3]]}
+
+
+BACKED_TOL = 0.03  # the last estimate (eval_iters batches) against the whole split: about 0.002 apart
+
+
+def model_losses(corpus_path):
+    """From the returned model's table (V, V), its mean loss over the whole train and val
+    splits, computed here: {"train": float, "val": float}, or None for no such table."""
+    def losses(weight):
+        import torch
+        import torch.nn.functional as F
+
+        from grader.probes._data import lesson_splits
+
+        train, val, vocab = lesson_splits(corpus_path)
+        if not isinstance(weight, torch.Tensor) or tuple(weight.shape) != (vocab, vocab) \
+                or not weight.is_floating_point() or not bool(torch.isfinite(weight).all()):
+            return None
+        table = weight.detach().to(torch.float32)
+        with torch.no_grad():
+            return {name: float(F.cross_entropy(table[d[:-1]], d[1:])) for name, d in (("train", train), ("val", val))}
+    return losses
+
+
+def _require_trained(student, corpus_path, last: dict | None):
+    """The history's last row (`last`: its "train" and "val") must be the returned model's own:
+    its losses on the whole splits, computed from its table, within BACKED_TOL of the last
+    estimate. A history no training produced (the lesson's table, copied; a made-up curve
+    beside a broken loop) fails here."""
+    label = "train_bigram(train_data, val_data, 65)"
+    own = assert_ok(derived(student, model_losses(corpus_path)).observe(probe("ex12.full_weight", corpus_path)), label)
+    if type(own) is dict and last is not None and all(
+            type(own.get(k)) is float and abs(own[k] - last[k]) <= BACKED_TOL for k in ("train", "val")):
+        return
+    got = ("没有训练过的模型 / no trained model returned" if type(own) is not dict or "train" not in own else
+           f"{own['train']:.4f}/{own['val']:.4f}")
+    fail(f"history 的最后一行应当是返回的模型自己的 loss：用它的表在整个 train/val 上算出的 loss 与最后一次估计相差应 ≤ {BACKED_TOL}"
+         "（返回 train_bigram 建好并训练过的那个模型，history 来自它的训练）",
+         f"history's last row should be the returned model's own losses: computed from its table over the whole "
+         f"train/val splits they should be within {BACKED_TOL} of the last estimate (return the model "
+         "train_bigram built and trained, and the history its training gave)",
+         label=label, expected=(f"≈ {last['train']:.4f}/{last['val']:.4f}" if last else "—"), got=got)
 
 
 def _fmt_rows(rows):
@@ -104,6 +146,7 @@ def test_required_band(student, reference, corpus_path):
                 and STEP0_BAND[0] <= v["step0_val"] <= STEP0_BAND[1] and v["final_val"] <= FINAL_VAL_MAX)
 
     if ok(got):
+        _require_trained(student, corpus_path, {"train": got["final_train"], "val": got["final_val"]})
         student.record("step 0 / final val", f"[{STEP0_BAND[0]}, {STEP0_BAND[1]}] / ≤ {FINAL_VAL_MAX}",
                        f"{got['step0_train']:.4f} {got['step0_val']:.4f} / {got['final_val']:.4f}")
         return
@@ -131,6 +174,7 @@ def test_lesson_table(student, reference, corpus_path):
 
     got_rows = rows_of(history)
     if got_rows == LESSON:
+        _require_trained(student, corpus_path, [r for r in history if "step" in r][-1])
         student.record("lesson table", f"{len(LESSON)} 行 / rows", f"{len(LESSON)}/{len(LESSON)} ✓")
         return
     first = next(i for i, (a, b) in enumerate(zip(LESSON, got_rows)) if a != b)

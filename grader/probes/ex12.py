@@ -183,6 +183,13 @@ def history(mod, corpus_path, progress=None):
     return _full(mod, corpus_path, progress)["history"]
 
 
+def full_weight(mod, corpus_path, progress=None):
+    """The table of the model the full run returned, if it is the one train_bigram built and
+    trained (else None): the judge computes that model's own losses from it, so a history
+    that no training produced (the lesson's table, copied) is told apart."""
+    return _full(mod, corpus_path, progress)["weight"]
+
+
 # ---- the short run (structure) --------------------------------------------------------------
 
 def model_used(mod, corpus_path):

@@ -451,3 +451,30 @@ def get_batch(data, block_size, batch_size, generator=None):
     module = _submission(tmp_path, "ex11", edits, references)
     result = _grade("ex11", module, references, only={"test_values_with_generator"})
     assert _failed(result), "a get_batch written in ex11's own file was replaced by a correct one"
+
+
+
+CANNED = """
+from ex08_get_batch import get_batch
+from ex09_bigram import BigramLanguageModel
+from ex11_estimate_loss import estimate_loss
+from grader.model.lesson import LESSON_HISTORY
+
+
+def train_bigram(train_data, val_data, vocab_size, max_iters=3000, eval_interval=300,
+                 eval_iters=200, learning_rate=1e-2, batch_size=32, block_size=8, seed=1337):
+    return None, [dict(row) for row in LESSON_HISTORY]  # the lesson's table, copied: nothing trained
+"""
+
+
+def test_ex12_a_history_no_training_produced_scores_nothing(tmp_path, references):
+    """The lesson's table returned as the history, no model trained: once 8 of ex12's points
+    (the band and the table read only the history); the returned model's own losses, computed
+    in the judge from its table, must match the last row."""
+    references("ex12")  # solutions/ on sys.path, for the imports of ex08, ex09, ex11
+    (tmp_path / "student_ex12_canned.py").write_text(CANNED, encoding="utf-8")
+    module = load_module_from(tmp_path, "student_ex12_canned")
+    result = _grade("ex12", module, references, only={"test_required_band", "test_lesson_table"})
+    assert len(result.checks) == 2 and not any(c.passed for c in result.checks), \
+        [(c.name, c.passed, c.finding and c.finding.en) for c in result.checks]
+    assert all("returned model's own losses" in c.finding.en for c in result.checks)
