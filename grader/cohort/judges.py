@@ -436,7 +436,12 @@ class _Bar:
 
     def advance(self, name: str) -> None:
         if self._progress is not None:
-            self._progress.update(self._task, advance=1, description=f"{name[:24]:<24}")
+            from rich.markup import escape
+
+            from grader.cohort.names import terminal_text
+
+            shown = terminal_text(name)[:24]  # a folder's name is never a terminal's or rich's command
+            self._progress.update(self._task, advance=1, description=escape(f"{shown:<24}"))
 
     def refresh(self) -> None:
         if self._progress is not None:

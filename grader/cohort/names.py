@@ -34,7 +34,19 @@ def terminal_name(name: str) -> str:
     >>> print(terminal_name("a\x1b[2Jb"), terminal_name(r"a\x1b[2Jb"))
     a\x1b[2Jb a\\x1b[2Jb
     """
-    return "".join(f"\\x{ord(c):02x}" if ord(c) < 32 or 127 <= ord(c) < 160 else c for c in display_name(name))
+    return terminal_text(display_name(name))
+
+
+def terminal_text(text: str) -> str:
+    r"""A name already shown (`display_name`) made safe for a terminal: control characters as
+    \xNN, and the marks that reorder the text around them (U+202A-202E, U+2066-2069) as \uNNNN.
+
+    >>> print(terminal_text("a\x1b[2Jb\u202e"))
+    a\x1b[2Jb\u202e
+    """
+    return "".join(f"\\x{ord(c):02x}" if ord(c) < 32 or 127 <= ord(c) < 160
+                   else f"\\u{ord(c):04x}" if 0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069 else c
+                   for c in text)
 
 
 def student_key(name: str) -> str:

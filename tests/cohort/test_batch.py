@@ -286,3 +286,31 @@ def test_a_link_beside_the_students_to_the_data_hides_nothing_they_need(tmp_path
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     assert rows["ok"]["total"] == rows["(max)"]["total"], rows
     assert "data" in rows
+
+
+def test_the_progress_bar_shows_a_name_as_text(monkeypatch):
+    """A folder named with a terminal's escapes or rich's markup is shown as it is written,
+    never run (once ESC[2J reached the terminal and `[blink red]` blinked)."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress, TextColumn
+
+    import grader.report.live as live
+    from grader.cohort.judges import _Bar
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=100, color_system="truecolor")
+    def started(**kw):
+        progress = Progress(TextColumn("{task.description}"), console=console, auto_refresh=False)
+        progress.start()
+        return progress
+
+    monkeypatch.setattr(live, "progress_bar", started)
+    bar = _Bar(1, True)
+    bar.advance("\x1b[2J[blink red]y")
+    bar.refresh()
+    bar.close()
+    shown = screen.getvalue()
+    assert "\x1b[2J" not in shown and "\x1b[5m" not in shown  # no clear screen, no blink
+    assert "\\x1b[2J[blink red]y" in shown, repr(shown)
