@@ -256,3 +256,26 @@ print("ok")
 """
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=KIT)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+def test_a_right_to_left_name_reorders_nothing_beside_it(tmp_path):
+    """`\u202eecila` (a right-to-left override in a folder's name) paired with `bob`: laid out by
+    Chromium, bob stays right of the arrow (once the override carried on past the name, and the
+    pair read "bob ↔ alice")."""
+    from grader.cohort.report_html import cohort_summary, render_report
+    from grader.cohort.similarity import SimilarPair
+
+    page = render_report(cohort_summary({"students": {}, "exercises": []}, None, "en"),
+                         [SimilarPair("ex01", "\u202eecila", "bob", 1.0, 1.0, 100)], "en")
+    probe = """<script>
+      const names = [...document.querySelectorAll("tr.pair .student")];
+      const cell = names[0].parentElement, arrow = document.createRange();
+      const text = [...cell.childNodes].find(n => n.nodeType === 3 && n.textContent.includes("↔"));
+      arrow.selectNodeContents(text);
+      const at = arrow.getBoundingClientRect().left, bob = names[1].getBoundingClientRect().left;
+      document.body.setAttribute("data-bob-right-of-arrow", String(bob > at));
+    </script>"""
+    (tmp_path / "report.html").write_text(page.replace("</body>", probe + "</body>"), encoding="utf-8")
+    dom = browse(tmp_path / "report.html", tmp_path, "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert 'data-bob-right-of-arrow="true"' in dom.stdout, dom.stdout[-1500:]
