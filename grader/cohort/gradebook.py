@@ -297,7 +297,7 @@ def safe_cell(name: str) -> str:
     first = name[:1]
     if name.startswith(_RISKY_START) or (first and (first.isspace() or unicodedata.category(first)[0] in "CZM"
                                                     or first in _BLANK_LETTERS)) \
-            or _reads_as(name) in (HEADER_NAME, MAX_ROW):
+            or _reads_as(name) in (_reads_as(HEADER_NAME), _reads_as(MAX_ROW)):
         return "'" + name
     return name
 
@@ -308,15 +308,15 @@ _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
 
 
 def _reads_as(name: str) -> str:
-    """What a name looks like on screen: width folded (NFKC), invisible characters (format and
-    control characters, combining marks such as the grapheme joiner U+034F and the variation
-    selectors, blank letters) and the white space around it dropped, case folded.
-    `_reads_as("\u200bStudent ")` -> "student"; `_reads_as("\u034f(max)")` -> "(max)"."""
+    """What a name's letters and digits say once width (NFKC) and case are folded, everything
+    else (brackets of any shape, blanks that draw nothing such as U+2800, marks, invisible and
+    control characters) set aside: `_reads_as("\u200bStudent ")` -> "student",
+    `_reads_as("\u2768max\u2769")` -> "max". A name that says what the header or the max row
+    says is quoted (a student named `Max` too: harmless, and never mistaken)."""
     import unicodedata
 
-    folded = unicodedata.normalize("NFKC", name)
-    return "".join(c for c in folded if unicodedata.category(c) not in ("Cf", "Cc", "Mn", "Me")
-                   and c not in _BLANK_LETTERS).strip().casefold()
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return "".join(c for c in folded if unicodedata.category(c)[0] in "LN" and c not in _BLANK_LETTERS)
 
 
 def grades_csv(book: dict) -> str:

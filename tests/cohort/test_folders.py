@@ -73,7 +73,9 @@ def test_cells_are_injective_and_never_formulas(a, b):
 
 @pytest.mark.parametrize("name", ["Student", "student ", "STUDENT", "\u200b(max)", "（max）", "(MAX) ", "\u200bstudent",
                                   # a combining grapheme joiner, a variation selector, a Hangul filler: they draw nothing
-                                  "\u034f(max)", "student\u034f", "\u034fstudent", "student\ufe0f", "student\u3164"])
+                                  "\u034f(max)", "student\u034f", "\u034fstudent", "student\ufe0f", "student\u3164",
+                                  # blanks that are symbols (braille, a null notehead), brackets of another shape
+                                  "student\u2800", "\u2800(max)", "\U0001d159student", "\u2768max\u2769", "[max]"])
 def test_look_alikes_of_the_header_and_max_row_are_quoted(name):
     assert safe_cell(name) == "'" + name
 
