@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -279,3 +280,22 @@ def test_a_right_to_left_name_reorders_nothing_beside_it(tmp_path):
     dom = browse(tmp_path / "report.html", tmp_path, "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert 'data-bob-right-of-arrow="true"' in dom.stdout, dom.stdout[-1500:]
+
+
+def test_similarity_is_the_same_in_every_process(tmp_path):
+    """copydetect hashed k-grams with Python's salted hash(): the matched length of a pair moved
+    from process to process (606-611 characters here), so two reports of one cohort differed."""
+    src = (KIT / "solutions" / "ex13_bpe.py").read_text(encoding="utf-8").splitlines()
+    edited = [line + f"  # changed {i}" if i % 7 == 3 else line.replace("pair", "pr") if i % 11 == 5 else line
+              for i, line in enumerate(src)]
+    for name, lines in (("a", src), ("b", edited)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ex13_bpe.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code = ("from pathlib import Path\nfrom grader.model.course import load_course\n"
+            "from grader.cohort.similarity import similar_pairs\n"
+            f"root = Path({str(tmp_path)!r})\n"
+            f"pairs = similar_pairs(load_course(Path({str(KIT / 'course.toml')!r})), ['ex13'], "
+            "{n: root / n for n in 'ab'})\nprint([(p.share_a, p.share_b, p.tokens) for p in pairs])\n")
+    seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(1, 6)}
+    assert len(seen) == 1 and "(1.0, 1.0" in seen.pop()
