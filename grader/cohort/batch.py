@@ -47,7 +47,7 @@ from grader.cohort.gradebook import (
     write_gradebook,
 )
 from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
-from grader.cohort.layout import COHORT_FILE, LOCK_NAME, holds_lock, inside_an_out
+from grader.cohort.layout import COHORT_FILE, LOCK_NAME, holds_lock, holds_only_out_entries, inside_an_out
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
 from grader.cohort.names import student_key, terminal_name
@@ -181,7 +181,8 @@ def _unsealed_out_of(out: Path, root: Path) -> bool:
     from grader.cohort.students import holds_exercise_files
 
     try:
-        return holds_lock(out) and held_cohort(out) in (None, cohort_text(root)) and not holds_exercise_files(out)
+        return (holds_lock(out) and held_cohort(out) in (None, cohort_text(root)) and not holds_exercise_files(out)
+                and holds_only_out_entries(out))
     except OSError:  # a folder that cannot be read is a student's (it keeps its row), never OUT
         return False
 

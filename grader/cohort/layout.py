@@ -5,6 +5,24 @@ import os
 
 LOCK_NAME = ".grade-batch.lock"  # flock'ed while a batch runs (grader.cohort.gradebook.hold_out)
 COHORT_FILE = "cohort.json"  # which cohort OUT holds
+# Everything a batch or a merge writes at the top of OUT (and atomic writes' `.NAME.PID.tmp`)
+OUT_ENTRIES = frozenset({LOCK_NAME, COHORT_FILE, "staged", "students", "reports", "cache", "grades.csv",
+                         "results.json", "report.html"})
+
+
+def holds_only_out_entries(folder) -> bool:
+    """Whether every entry of `folder` is one OUT's writers make: a killed batch's OUT, never a
+    student's folder that happens to hold a file named like OUT's lock (`answers.txt` beside
+    it). Never raises: a folder that cannot be listed is not an OUT.
+
+    >>> holds_only_out_entries("/srv/grading/out")   # .grade-batch.lock, staged/, students/
+    True
+    """
+    try:
+        names = os.listdir(folder)
+    except (OSError, ValueError):
+        return False
+    return all(name in OUT_ENTRIES or (name.startswith(".") and name.endswith(".tmp")) for name in names)
 
 
 def holds_lock(folder) -> bool:

@@ -1035,3 +1035,21 @@ def test_a_link_realpath_cannot_follow_is_a_row_not_the_end(course, tmp_path):
         found = {s.name: s for s in find_students(cohort, load_course(course), tmp_path / "staged")}
     assert found["ok"].present == {"ex01"}
     assert [p["reason"] for p in found["viaproc"].problems] == ["kit_link"]
+
+
+def test_a_students_folder_holding_a_file_named_like_outs_lock_is_no_out(tmp_path):
+    """`results/` holds `answers.txt` and a `.grade-batch.lock`: a student's folder, not a killed
+    batch's OUT (which holds only what a batch writes). `--out DIR/results` is refused, and the
+    student keeps their row; a killed batch's OUT in DIR is still taken up again."""
+    from grader.cohort.batch import OutError, check_out
+    from grader.cohort.layout import LOCK_NAME
+
+    folder = tmp_path / "cohort"
+    (folder / "results").mkdir(parents=True)
+    (folder / "results" / "answers.txt").write_text("42", encoding="utf-8")
+    (folder / "results" / LOCK_NAME).write_text("", encoding="utf-8")
+    with pytest.raises(OutError, match="student's folder"):
+        check_out(folder, folder / "results")
+    (folder / "killed" / "staged").mkdir(parents=True)
+    (folder / "killed" / LOCK_NAME).write_text("", encoding="utf-8")
+    check_out(folder, folder / "killed")
