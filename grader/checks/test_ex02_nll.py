@@ -50,8 +50,18 @@ def test_forbidden_apis(student, reference):
     a_call = probe("ex02.forbidden_use", seed=7)
     reference.observe(a_call)  # so a release records it (and the mistakes' answers) for diagnoses
     got = assert_ok(observe(student, a_call), label="stable_softmax, nll, masked_mean_nll")
-    used = {name: api for name, api in got.items() if api} if isinstance(got, dict) else {}
-    if not used:
+    seen = got.get("used") if isinstance(got, dict) else None
+    used = {name: api for name, api in seen.items() if api} if isinstance(seen, dict) else {}
+    unfinished = got.get("unfinished") if isinstance(got, dict) else None
+    unfinished = unfinished if isinstance(unfinished, dict) else {}
+    if not used and unfinished:  # the rule is only seen kept by a function that runs to the end
+        zh = "、".join(f"{name}（{why}）" for name, why in unfinished.items())
+        en = ", ".join(f"{name} ({why})" for name, why in unfinished.items())
+        fail(f"没法确认没用禁止的 API：{zh} 没有运行完。三个函数都能运行后，这一项才算数",
+             f"cannot tell that no forbidden API is used: {en} did not run to the end. This counts once all "
+             "three functions run", label="stable_softmax, nll, masked_mean_nll",
+             expected="三个函数都运行完、未使用 / all three run, none used", got=en)
+    if not used and isinstance(seen, dict):
         student.record("forbidden APIs", "未使用 / none used", "未使用 / none used")
         return
     zh = "；".join(f"{name} 用了 {api}" for name, api in used.items())

@@ -104,9 +104,14 @@ def mean_of_seen_batches(names):
     return facts
 
 
+NO_FORWARD = "no forward call"  # what a run that never called the model says to a check of how it called it
+
+
 def grad_recorded(run):
-    """Whether any forward call ran with gradient recording on."""
-    return any(e.get("grad") is True for e in _calls(run))
+    """Whether any forward call ran with gradient recording on (a run that never called the
+    model has nothing to show: no vacuous pass)."""
+    calls = _calls(run)
+    return any(e.get("grad") is True for e in calls) if calls else NO_FORWARD
 
 
 def modes_during(run):
@@ -115,6 +120,10 @@ def modes_during(run):
 
 
 def mode_after(run):
+    """model.training after the call; a run that never called the model leaves the mode as it
+    was, which restores nothing: it says so instead (no vacuous pass)."""
+    if not _calls(run):
+        return NO_FORWARD
     return run.get("training_after") if isinstance(run, dict) else None
 
 

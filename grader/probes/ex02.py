@@ -206,11 +206,12 @@ def masked(mod, logits, labels, ignore_index=None, grad=True):
 
 
 def forbidden_use(mod, seed=0):
-    """Each function once on random inputs behind the net: which forbidden API it used, if any.
+    """Each function once on random inputs behind the net: which forbidden API it used, if any,
+    and which did not run to the end (raised): the rule is only seen kept by a function that ran.
 
-    `{"stable_softmax": None, "nll": "F.cross_entropy", "masked_mean_nll": None}`: only the
-    use of a forbidden API counts here; a wrong value or another exception is the other
-    checks' business. A stub (NotImplementedError everywhere) stays not implemented.
+    `{"used": {"stable_softmax": None, "nll": "F.cross_entropy", "masked_mean_nll": None},
+    "unfinished": {"masked_mean_nll": "ValueError"}}`: a wrong value is the other checks'
+    business. A stub (NotImplementedError everywhere) stays not implemented.
     """
     g = torch.Generator().manual_seed(seed)
     z = torch.randn(6, 5, generator=g) * 3  # (N, V)
@@ -221,7 +222,7 @@ def forbidden_use(mod, seed=0):
         "nll": (mod.nll, (z[0].clone(), int(y[0]))),
         "masked_mean_nll": (mod.masked_mean_nll, (z.clone().requires_grad_(), y.clone())),
     }
-    out, stubs = {}, 0
+    out, unfinished, stubs = {}, {}, 0
     for name, (fn, args) in calls.items():
         used: list = []
         try:
@@ -229,11 +230,12 @@ def forbidden_use(mod, seed=0):
                 fn(*args)
         except NotImplementedError:
             stubs += 1
-        except Exception:  # noqa: BLE001 — a wrong function is judged by the other checks
-            pass
+            unfinished[name] = "NotImplementedError"
+        except Exception as err:  # noqa: BLE001 — a wrong function is judged by the other checks
+            unfinished[name] = type(err).__name__
         out[name] = used[0] if used else None
     if stubs == len(calls):
         raise NotImplementedError("stable_softmax, nll, masked_mean_nll")
-    return out
+    return {"used": out, "unfinished": unfinished}
 
 

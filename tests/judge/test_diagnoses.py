@@ -478,3 +478,40 @@ def test_ex12_a_history_no_training_produced_scores_nothing(tmp_path, references
     assert len(result.checks) == 2 and not any(c.passed for c in result.checks), \
         [(c.name, c.passed, c.finding and c.finding.en) for c in result.checks]
     assert all("returned model's own losses" in c.finding.en for c in result.checks)
+
+
+# ------------------------------------------------------------------ no vacuous passes
+
+def _all_raise(tmp_path, exercise_id: str, error: str = "ValueError('no')", name: str = "raising"):
+    """The exercise's file with every function's body replaced by `raise <error>`."""
+    import ast
+
+    source = (COURSE.solutions_dir / COURSE.exercise(exercise_id).file).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            node.body = [ast.parse(f"raise {error}").body[0]]
+    module_name = f"student_{exercise_id}_{name}_{next(_names)}"
+    (tmp_path / f"{module_name}.py").write_text(ast.unparse(tree), encoding="utf-8")
+    return load_module_from(tmp_path, module_name)
+
+
+def test_ex02s_rule_is_not_kept_by_functions_that_do_not_run(tmp_path, references):
+    """Every function raising ValueError: no forbidden API ran, because nothing ran; once 2 points."""
+    result = _grade("ex02", _all_raise(tmp_path, "ex02"), references, only={"test_forbidden_apis"})
+    (check,) = result.checks
+    assert not check.passed and "did not run to the end" in check.finding.en, check.finding.en
+
+
+def test_ex11s_mode_and_gradient_checks_need_the_model_called(tmp_path, references):
+    """An estimate_loss that never calls the model returns the public step-0 numbers: the
+    gradient and mode checks once passed, since nothing was recorded and nothing changed."""
+    references("ex11")
+    (tmp_path / "student_ex11_idle.py").write_text(
+        "def estimate_loss(model, splits, block_size, batch_size, eval_iters, generator=None):\n"
+        "    return {name: 4.7 for name in splits}\n", encoding="utf-8")
+    module = load_module_from(tmp_path, "student_ex11_idle")
+    checks = {"test_no_grad", "test_train_mode_restored", "test_eval_mode_kept"}
+    result = _grade("ex11", module, references, only=checks)
+    assert {c.name for c in result.checks} == checks and not any(c.passed for c in result.checks), \
+        [(c.name, c.passed) for c in result.checks]
