@@ -30,8 +30,16 @@ class DecodeTimeout(DecodeError):
     is the student's too (the limits bound a student's whole time, reading included)."""
 
 
+# Items of lists and dicts in one answer. The largest real answer is ex06's encoding of the
+# whole corpus, 1,115,399; each item becomes a Python object of 30-70 bytes in the judge, and
+# the checks derive a few more from it: without a cap, a 60 MB answer of 12 million `{}` took
+# a judge to 4.3 GB.
+MAX_ITEMS = 3_000_000
+
+
 class _Clock:
-    """Checked every 4,096 items of a list or dict: a deadline passed raises DecodeTimeout."""
+    """Counts the items of lists and dicts: more than MAX_ITEMS raise DecodeError; a deadline
+    passed (looked at every 4,096 items) raises DecodeTimeout."""
 
     __slots__ = ("deadline", "items")
 
@@ -40,6 +48,8 @@ class _Clock:
 
     def tick(self) -> None:
         self.items += 1
+        if self.items > MAX_ITEMS:
+            raise DecodeError(f"more than {MAX_ITEMS:,} items in one answer")
         if self.deadline is not None and not self.items & 0xFFF and time.monotonic() > self.deadline:
             raise DecodeTimeout(f"still reading after {self.items:,} items")
 

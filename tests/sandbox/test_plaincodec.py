@@ -29,3 +29,17 @@ def test_plain_answers_round_trip():
     value = {"ok": True, "value": [None, True, 1.5, -3, 1 << 80, "张三", (1, [2]), torch.arange(6).reshape(2, 3)]}
     back = decode(encode(value), time.monotonic() + 60)
     assert back["value"][:7] == value["value"][:7] and torch.equal(back["value"][7], value["value"][7])
+
+
+def test_an_answer_of_too_many_items_is_refused_before_the_judges_memory_grows():
+    """12 million `{}` in a 60 MB answer once took a judge to 4.3 GB; the largest real answer
+    (ex06's encoding of the corpus) has 1.1 million items."""
+    import pytest
+
+    from grader.sandbox import plaincodec
+
+    assert len(plaincodec.decode(plaincodec.encode([7] * 1_115_399))) == 1_115_399
+    with pytest.raises(plaincodec.DecodeError, match="more than 3,000,000 items"):
+        plaincodec.decode(plaincodec.encode([{}] * (plaincodec.MAX_ITEMS + 1)))
+    with pytest.raises(plaincodec.DecodeError, match="items"):  # nested: counted together
+        plaincodec.decode(plaincodec.encode([[None] * 1_000_000] * 4))
