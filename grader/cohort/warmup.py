@@ -68,6 +68,8 @@ def _reference_pass(course: Course, ids: list[str], references, corpus) -> list:
 
     def on_interrupt(signum, frame):  # pytest takes Ctrl-C as "stop the session" and returns
         interrupted.append(signum)
+        if callable(previous):  # `grade`'s own (grader.commands.main): it remembers Ctrl-C, for exit 130
+            previous(signum, frame)
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
@@ -100,6 +102,9 @@ class _Child:
         if self.pid == 0:
             code = 1
             try:
+                # Ctrl-C is the batch's to act on (it stops, and this child dies with it): not a
+                # failure of this child's to report
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
                 die_with_parent(parent)
                 work()
                 code = 0

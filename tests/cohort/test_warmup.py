@@ -140,9 +140,19 @@ def test_ctrl_c_during_the_reference_pass_stops_the_batch(course, tmp_path):
             return reference
 
     loaded = load_course(course)
-    handler = signal.getsignal(signal.SIGINT)
-    references = Interrupted(loaded, cache_dir=tmp_path, fingerprint="fp")
-    with pytest.raises(KeyboardInterrupt):
-        warm_references(loaded, ["ex01"], references, None, jobs=1)
-    assert signal.getsignal(signal.SIGINT) is handler
+    seen = []
+
+    def grades_own(signum, frame):  # as grader.commands.main installs it: remembered, for exit 130
+        seen.append(signum)
+        signal.default_int_handler(signum, frame)
+
+    before = signal.signal(signal.SIGINT, grades_own)
+    try:
+        references = Interrupted(loaded, cache_dir=tmp_path, fingerprint="fp")
+        with pytest.raises(KeyboardInterrupt):
+            warm_references(loaded, ["ex01"], references, None, jobs=1)
+        assert signal.getsignal(signal.SIGINT) is grades_own
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert seen == [signal.SIGINT]  # once exit 1 ("a check failed") instead of 130
     assert not references.store().is_warm("ex01")
