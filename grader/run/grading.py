@@ -89,8 +89,10 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
     # surrogate, which no UTF-8 writer takes: shown as "?", so every format stays valid UTF-8.
     text = text.encode("utf-8", "replace").decode("utf-8")
     if out:
+        from grader.model.files import atomic_write
+
         try:  # checked before grading (grader.commands.paths.OutputFile); a disk that filled since
-            Path(out).write_text(text + "\n", encoding="utf-8")
+            atomic_write(Path(out), text + "\n")  # whole or not at all: an earlier result is never cut short
         except OSError as err:  # not 1 (a check failed): the grader could not finish
             click.echo(f"grade: 无法写入 / cannot write {out}: {err.strerror or err}", err=True)
             return GRADER_FAULT

@@ -43,3 +43,21 @@ def test_a_full_disk_is_refused_then_the_same_book_once_there_is_room(course, tm
     assert single.returncode == 0, single.stderr[-2000:]
     assert (out / "grades.csv").read_text(encoding="utf-8") == (tmp_path / "single" / "grades.csv").read_text(
         encoding="utf-8")
+
+
+def test_a_single_runs_result_on_a_full_disk_leaves_the_earlier_one_whole(tmp_path, small_disk):
+    """`grade ex01 --out F` where the disk fills: exit 3, and F as it was (once cut at the disk's
+    size: invalid JSON whose first line said full marks)."""
+    import json
+
+    from tests.sandbox.test_attacks import GRADE, KIT
+
+    earlier = small_disk / "result.json"
+    earlier.write_text('{"earlier": 1}\n', encoding="utf-8")
+    filler = small_disk / "filler"
+    filler.write_bytes(b"x" * (64 * 1024 - 4096))  # what is left (a block) is less than the report
+    run = subprocess.run(GRADE + ["ex01", "--submission", str(KIT / "solutions"), "--format", "json", "--out",
+                                  str(earlier)], capture_output=True, text=True, timeout=900)
+    assert run.returncode == 3 and "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert json.loads(earlier.read_text(encoding="utf-8")) == {"earlier": 1}
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "result.json"]  # no temporary file left
