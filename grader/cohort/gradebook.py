@@ -34,7 +34,7 @@ from grader.cohort.layout import COHORT_FILE, LOCK_NAME
 from grader.cohort.reasons import reason_text
 from grader.cohort.students import Student
 from grader.model.course import Course
-from grader.model.files import atomic_write
+from grader.model.files import atomic_write, write_together
 from grader.model.messages import say
 
 STATE_VERSION = 2
@@ -268,9 +268,11 @@ def _exercise_header(course: Course, ex_id: str, lang: str) -> dict:
 
 
 def write_gradebook(out: Path, book: dict) -> None:
-    table = grades_csv(book)  # both made before either is written: never one without the other
-    atomic_write(Path(out) / "results.json", json.dumps(book, ensure_ascii=False, indent=1) + "\n")
-    atomic_write(Path(out) / "grades.csv", table)
+    """results.json and grades.csv, written together (grader.model.files.write_together): a disk
+    that fills changes neither, and a kill -9 between them leaves grades.csv missing, never an
+    older grades.csv beside a newer results.json (a rerun writes both)."""
+    write_together([(Path(out) / "results.json", json.dumps(book, ensure_ascii=False, indent=1) + "\n"),
+                    (Path(out) / "grades.csv", grades_csv(book))])
 
 
 HEADER_NAME = "student"

@@ -21,6 +21,37 @@ BLOCK = 1 << 20
 def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
     """Write `data` (text as UTF-8) to `path` atomically; `mode` sets its permission bits."""
     path = Path(path)
+    tmp = _written_beside(path, data, mode)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_together(files: list[tuple[Path, str | bytes]]) -> None:
+    """Write files that belong together (a gradebook's results.json and grades.csv): every one
+    whole on disk first (a disk that fills changes none of them), then the last one's old
+    version removed, then each put in place. Killed in between, the last file is missing
+    rather than older than the others: never one generation's beside another's.
+
+    >>> write_together([(Path("out/results.json"), "{}"), (Path("out/grades.csv"), "student\n")])
+    """
+    written: list[Path] = []
+    try:
+        for path, data in files:
+            written.append(_written_beside(Path(path), data, None))
+        Path(files[-1][0]).unlink(missing_ok=True)
+        for (path, _), tmp in zip(files, written):
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp in written:
+            tmp.unlink(missing_ok=True)
+        raise
+
+
+def _written_beside(path: Path, data: str | bytes, mode: int | None) -> Path:
+    """`data` in a temporary file beside `path`, fsynced: its name, to be renamed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     blob = data.encode("utf-8") if isinstance(data, str) else data
@@ -31,10 +62,10 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int | None = None) -> N
             os.fsync(handle.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
-        os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return tmp
 
 
 def digest_files(paths, extra: str = "", *, cap: int | None = None) -> str:
