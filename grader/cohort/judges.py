@@ -188,12 +188,29 @@ def die_with_parent(parent: int) -> None:
         os._exit(3)
 
 
+def fork_holding_ctrl_c() -> int:
+    """os.fork() with Ctrl-C held off while it runs. Python runs its after-fork hooks (logging's
+    lock) inside os.fork, and a KeyboardInterrupt raised there is printed and dropped: the batch
+    went on to the end. Held, it arrives as the fork returns, in the caller's code. The child
+    starts with it still held: it sets its own handler, then calls `release_ctrl_c()`."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    pid = os.fork()
+    if pid != 0:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+    return pid
+
+
+def release_ctrl_c() -> None:
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _judge_process(judge: Judge, task_fd: int, result_fd: int, parent: int) -> None:
     """Body of a forked judge: read student indexes, grade, report. Never returns."""
     code = 0
     try:
         die_with_parent(parent)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        release_ctrl_c()
         tasks_in = os.fdopen(task_fd, "r")
         results_out = os.fdopen(result_fd, "w", buffering=1)
 
@@ -265,7 +282,7 @@ def _fork_judge(make_judge, slot: int) -> _Slot:
     sys.stdout.flush()
     sys.stderr.flush()
     parent = os.getpid()
-    pid = os.fork()
+    pid = fork_holding_ctrl_c()
     if pid == 0:
         os.close(task_w)
         os.close(result_r)

@@ -93,18 +93,19 @@ class _Child:
     """A forked process doing `work()` (it dies with this one); `succeeded()` waits for it."""
 
     def __init__(self, work):
-        from grader.cohort.judges import die_with_parent
+        from grader.cohort.judges import die_with_parent, fork_holding_ctrl_c, release_ctrl_c
 
         sys.stdout.flush()
         sys.stderr.flush()
         parent = os.getpid()
-        self.pid = os.fork()
+        self.pid = fork_holding_ctrl_c()
         if self.pid == 0:
             code = 1
             try:
                 # Ctrl-C is the batch's to act on (it stops, and this child dies with it): not a
                 # failure of this child's to report
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
+                release_ctrl_c()
                 die_with_parent(parent)
                 work()
                 code = 0

@@ -314,3 +314,26 @@ def test_the_progress_bar_shows_a_name_as_text(monkeypatch):
     shown = screen.getvalue()
     assert "\x1b[2J" not in shown and "\x1b[5m" not in shown  # no clear screen, no blink
     assert "\\x1b[2J[blink red]y" in shown, repr(shown)
+
+
+def test_ctrl_c_in_a_forks_own_hooks_is_not_lost():
+    """Ctrl-C that arrives while os.fork runs its after-fork hooks (logging's lock): Python
+    prints it there and drops it, and the batch went on to the end (exit 0). Held off during
+    the fork, it reaches the code that forked."""
+    code = """
+import os, signal
+from grader.cohort.judges import fork_holding_ctrl_c
+os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGINT))
+fork = fork_holding_ctrl_c if os.environ["HOLD"] == "1" else os.fork
+try:
+    pid = fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    print("went on")
+except KeyboardInterrupt:
+    print("stopped")
+"""
+    seen = {hold: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                                 env={**os.environ, "HOLD": hold}).stdout.strip() for hold in ("0", "1")}
+    assert seen == {"0": "went on", "1": "stopped"}, seen
