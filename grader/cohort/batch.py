@@ -47,7 +47,7 @@ from grader.cohort.gradebook import (
     write_gradebook,
 )
 from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
-from grader.cohort.layout import COHORT_FILE, LOCK_NAME, holds_lock, holds_only_out_entries, inside_an_out
+from grader.cohort.layout import COHORT_FILE, LOCK_NAME, SPAWN_LOCK, holds_lock, holds_only_out_entries, inside_an_out
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
 from grader.cohort.names import student_key, terminal_name
@@ -323,7 +323,7 @@ def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, j
         slot_uids = [uids.allocate() for _ in range(jobs)]  # leased: no other run holds them
         free = slotgroups.memory_free()  # each slot's processes hold at most their share of it (as root)
         base_fence = {**zygote.fence, "slot_memory": free // jobs if free else None}
-        lock = _SpawnLock(out / ".spawn.lock")
+        lock = _SpawnLock(out / SPAWN_LOCK)
 
         def make_judge(slot: int) -> Judge:
             uid = slot_uids[slot]

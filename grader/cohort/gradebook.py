@@ -27,6 +27,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -293,16 +294,23 @@ def safe_cell(name: str) -> str:
     ('\\'=HYPERLINK("http:evil","10")', "'(max)", 'alice', "' =1")
     >>> safe_cell("Student "), safe_cell("\u200b(max)"), safe_cell("（max）")
     ("'Student ", "'\u200b(max)", "'（max）")
+    >>> safe_cell("0123"), safe_cell("2026-03-04"), safe_cell("TRUE"), safe_cell("team 7")
+    ("'0123", "'2026-03-04", "'TRUE", 'team 7')
     """
     import unicodedata
 
     first = name[:1]
     if name.startswith(_RISKY_START) or (first and (first.isspace() or unicodedata.category(first)[0] in "CZM"
                                                     or first in _BLANK_LETTERS)) \
-            or _reads_as(name) in (_reads_as(HEADER_NAME), _reads_as(MAX_ROW)):
+            or _reads_as(name) in (_reads_as(HEADER_NAME), _reads_as(MAX_ROW)) or _A_VALUE.match(name):
         return "'" + name
     return name
 
+
+# What a spreadsheet opening the CSV reads as a value, not a name: `0123` and `123` would be
+# one number, `1e2` 100, `3-4` a date, `TRUE` a boolean. Quoted, each stays its own text.
+_A_VALUE = re.compile(r"(?i)^\s*([+-]?(\d+[.,]?\d*|[.,]\d+)(e[+-]?\d+)?%?"
+                      r"|\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?|true|false)\s*$")
 
 # Letters that draw nothing (Hangul fillers): Unicode's default-ignorable code points outside
 # the categories dropped below

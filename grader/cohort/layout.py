@@ -6,7 +6,8 @@ import os
 LOCK_NAME = ".grade-batch.lock"  # flock'ed while a batch runs (grader.cohort.gradebook.hold_out)
 COHORT_FILE = "cohort.json"  # which cohort OUT holds
 # Everything a batch or a merge writes at the top of OUT (and atomic writes' `.NAME.PID.tmp`)
-OUT_ENTRIES = frozenset({LOCK_NAME, COHORT_FILE, "staged", "students", "reports", "cache", "grades.csv",
+SPAWN_LOCK = ".spawn.lock"  # the judges' turns at the zygote (grader.cohort.batch)
+OUT_ENTRIES = frozenset({LOCK_NAME, COHORT_FILE, SPAWN_LOCK, "staged", "students", "reports", "cache", "grades.csv",
                          "results.json", "report.html"})
 
 

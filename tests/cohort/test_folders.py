@@ -80,6 +80,12 @@ def test_look_alikes_of_the_header_and_max_row_are_quoted(name):
     assert safe_cell(name) == "'" + name
 
 
+@pytest.mark.parametrize("name", ["0123", "123", "1e2", "100", "1.5", "1.50", "2026-03-04", "3-4", "TRUE", "50%"])
+def test_names_a_spreadsheet_reads_as_values_stay_text(name):
+    """`0123` and `123` were one number once a spreadsheet opened grades.csv (two rows "123")."""
+    assert safe_cell(name) == "'" + name
+
+
 folder_names = st.binary(min_size=1, max_size=40).filter(lambda b: b"/" not in b and b"\0" not in b)
 
 
