@@ -151,7 +151,11 @@ def _run(mod, corpus_path, settings: dict, progress=None, extra_vocab: int = 0) 
     weight = None
     if watch.models and model is watch.models[-1]:
         weight = model.token_embedding_table.weight.detach().clone()  # (V, V)
+    # whatever model came back, the one built or a copy of it: the judge computes its losses
+    table = getattr(getattr(model, "token_embedding_table", None), "weight", None)
+    returned_weight = table.detach().clone() if isinstance(table, torch.Tensor) else None
     out = {
+        "returned_weight": returned_weight,
         "history": history,  # as returned: the judge reads its form and values (grader/checks/test_ex12…)
         "models_built": len(watch.models),
         "returned_built_model": bool(watch.models) and model is watch.models[-1],
@@ -184,10 +188,10 @@ def history(mod, corpus_path, progress=None):
 
 
 def full_weight(mod, corpus_path, progress=None):
-    """The table of the model the full run returned, if it is the one train_bigram built and
-    trained (else None): the judge computes that model's own losses from it, so a history
-    that no training produced (the lesson's table, copied) is told apart."""
-    return _full(mod, corpus_path, progress)["weight"]
+    """The table (`token_embedding_table.weight`) of the model the full run returned, the one
+    built or a copy (else None): the judge computes that model's own losses from it, so a
+    history that no training produced (the lesson's table, copied) is told apart."""
+    return _full(mod, corpus_path, progress)["returned_weight"]
 
 
 # ---- the short run (structure) --------------------------------------------------------------

@@ -515,3 +515,10 @@ def test_ex11s_mode_and_gradient_checks_need_the_model_called(tmp_path, referenc
     result = _grade("ex11", module, references, only=checks)
     assert {c.name for c in result.checks} == checks and not any(c.passed for c in result.checks), \
         [(c.name, c.passed) for c in result.checks]
+
+
+def test_ex12_a_copy_of_the_trained_model_keeps_the_band_and_the_table(tmp_path, references):
+    module = _submission(tmp_path, "ex12", [("    return model, history", "    import copy\n    return copy.deepcopy(model), history")],
+                         references)
+    result = _grade("ex12", module, references, only={"test_required_band", "test_lesson_table"})
+    assert all(c.passed for c in result.checks), [(c.name, c.finding and c.finding.en) for c in result.checks]
