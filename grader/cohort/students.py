@@ -421,8 +421,8 @@ def _notebook_files(found: Survey, course: Course) -> tuple[dict[str, bytes], li
     problems: list[dict] = []
     read: set[tuple[str, ...]] = set()
     for assignment, kind in _at(found, ()).items():
-        if isinstance(kind, SubmissionRefused) or not stat.S_ISDIR(kind.st_mode):
-            continue
+        if isinstance(kind, SubmissionRefused) or not stat.S_ISDIR(kind.st_mode) or assignment.startswith("."):
+            continue  # a hidden folder (Jupyter's .ipynb_checkpoints, an old copy) is no assignment
         listing = _at(found, (assignment,))
         # nbgrader grades the notebook it released (`ch05/ch05.ipynb`): beside it, a student's
         # copies (`ch05_old.ipynb`, `ch05-Copy1.ipynb`) are noted, never graded over it

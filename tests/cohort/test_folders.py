@@ -941,6 +941,13 @@ def test_a_copy_beside_the_released_notebook_is_not_graded_over_it(course, tmp_p
     assert [s.name for s in found] == ["alice"] and found[0].present == {"ex01"}
     assert (found[0].folder / EX01).read_text(encoding="utf-8").count("def shift_pairs") == 1
     assert [p["reason"] for p in found[0].problems] == ["extra_notebook"], found[0].problems
+    # a hidden folder beside the assignment (Jupyter's checkpoints, an old copy) is no assignment
+    hidden = tmp_path / "submitted" / "alice" / ".old"
+    hidden.mkdir()
+    (hidden / "ex01.ipynb").write_text(notebook("def make_windows(tokens, block_size):\n    return None\n"),
+                                       encoding="utf-8")
+    found = find_students(tmp_path, load_course(course), tmp_path / "staged2")
+    assert "return None" not in (found[0].folder / EX01).read_text(encoding="utf-8")
 
 
 @pytest.mark.skipif(not ROOT, reason="an ordinary user's run, started as root")
