@@ -83,7 +83,7 @@ def model_losses(corpus_path):
         import torch
         import torch.nn.functional as F
 
-        from grader.probes._data import lesson_splits
+        from grader.fixtures.corpus import lesson_splits
 
         train, val, vocab = lesson_splits(corpus_path)
         if not isinstance(weight, torch.Tensor) or tuple(weight.shape) != (vocab, vocab) \

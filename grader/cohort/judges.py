@@ -27,6 +27,7 @@ import time
 
 import pytest
 
+from grader.cohort.children import die_with_parent, fork_holding_ctrl_c, release_ctrl_c
 from grader.cohort.gradebook import write_state
 from grader.cohort.reasons import REASONS, reason_text
 from grader.cohort.students import Student
@@ -36,7 +37,6 @@ from grader.sandbox import FenceFailed, NoProcess, ZygoteGone
 
 FORMAT_EXT = {"json": "json", "junit": "xml", "gradescope": "gradescope.json", "github": "md", "text": "txt",
               "classroom": "classroom.json"}
-PR_SET_PDEATHSIG = 1
 FENCE_FAILED = 5  # a judge's exit code: its worker's fence failed (grader.sandbox.FenceFailed)
 
 
@@ -174,34 +174,6 @@ def _stable(value):
     if isinstance(value, dict):
         return {k: _stable(v) for k, v in value.items()}
     return value
-
-
-def die_with_parent(parent: int) -> None:
-    """This process gets SIGKILL when `parent` dies (and dies now if it already has)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:
-        os._exit(3)
-
-
-def fork_holding_ctrl_c() -> int:
-    """os.fork() with Ctrl-C held off while it runs. Python runs its after-fork hooks (logging's
-    lock) inside os.fork, and a KeyboardInterrupt raised there is printed and dropped: the batch
-    went on to the end. Held, it arrives as the fork returns, in the caller's code. The child
-    starts with it still held: it sets its own handler, then calls `release_ctrl_c()`."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    pid = os.fork()
-    if pid != 0:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-    return pid
-
-
-def release_ctrl_c() -> None:
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _judge_process(judge: Judge, task_fd: int, result_fd: int, parent: int) -> None:

@@ -40,21 +40,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.cohort.capped import NOTEBOOK_CAP, SOURCE_CAP, TOTAL_CAP, read_capped
 from grader.cohort.layout import out_holding
+from grader.cohort.links import resolves_through_proc
 from grader.cohort.names import display_name, student_key, terminal_name
 from grader.cohort.notebooks import extract_notebook_text
 from grader.cohort.reasons import WHOLE
+from grader.cohort.renames import renamed
 from grader.model.course import Course
 from grader.model.files import atomic_write
 from grader.sandbox.intake import EXERCISE_NAME, SubmissionRefused, Survey, reading_order, survey
 
-RENAMED = re.compile(r"^(ex[0-9]{2})(?![0-9])", re.IGNORECASE)  # what may be an exercise's work under another name
 INNER = ("exercises",)  # the folder inside a student's folder the exercise files may be in
 
 
@@ -117,42 +117,7 @@ def _links_into(path: str, real: str, course: Course, outs: set[str]) -> bool:
     # A folder that holds OUT's two files and exercise files of its own is a student's folder
     # with a cohort file in it, not an OUT (whose exercise files are only under staged/).
     into_an_out = holder is not None and not (holder == real and holds_exercise_files(Path(real)))
-    return inside or into_an_out or _resolves_through_proc(path)
-
-
-def _resolves_through_proc(path: str, max_links: int = 40) -> bool:
-    """Whether resolving `path` passes through /proc at any step: `/proc/self/cwd`, written
-    relative (`../../proc/self/cwd`), reached through further links or a linked folder on the
-    way. realpath alone cannot tell: it lands wherever /proc/self/cwd points (the grader's
-    working folder). A chain longer than the kernel follows (a loop) is not: it is read, and
-    refused, as the folder it fails to be.
-
-        _resolves_through_proc("cohort/alice")   # cohort/alice -> ../hops/there -> /proc/self/cwd: True
-    """
-    if os.name != "posix":
-        return False  # no /proc to pass through
-    pending = os.path.join(os.getcwd(), path).split("/")[::-1]  # a stack: the next name last
-    current, followed = "/", 0
-    while pending:
-        name = pending.pop()
-        if name in ("", "."):
-            continue
-        if name == "..":
-            current = os.path.dirname(current)
-            continue
-        candidate = os.path.join(current, name)
-        if candidate == "/proc" or candidate.startswith("/proc/"):
-            return True
-        if os.path.islink(candidate):
-            followed += 1
-            if followed > max_links:
-                return False
-            target = os.readlink(candidate)
-            current = "/" if target.startswith("/") else current
-            pending.extend(target.split("/")[::-1])
-        else:
-            current = candidate
-    return False
+    return inside or into_an_out or resolves_through_proc(path)
 
 
 def holds_exercise_files(folder: Path, own: tuple[str, ...] = ("staged", "students", "reports", "cache")) -> bool:
@@ -283,25 +248,6 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
     return students
 
 
-def _renamed(listing: dict, course: Course, present: frozenset, inner_too: bool) -> list[dict]:
-    """An exercise's work under another name, its own file absent: not graded, and said, with
-    the name the course wants. `ex01_mywindows.py`, `EX01_windows.py`, `ex01_windows.py.txt`,
-    `ex01.py`; and (`inner_too`: the top of a student's folder) `Exercises/` for `exercises/`.
-    `ex٠١_windows.py` (Arabic-Indic digits) is no exercise's."""
-    wanted = {ex.id: ex.file for ex in course.exercises}
-    found = []
-    for name, info in listing.items():
-        match = RENAMED.match(name)
-        exercise = match.group(1).lower() if match else None
-        if exercise in wanted and exercise not in present and name != wanted[exercise] \
-                and not isinstance(info, SubmissionRefused):
-            found.append({"file": display_name(name), "reason": "renamed", "peer": wanted[exercise], "unread": True})
-        elif inner_too and not present and name.lower() == INNER[0] and name != INNER[0] \
-                and isinstance(info, os.stat_result) and stat.S_ISDIR(info.st_mode):
-            found.append({"file": display_name(name), "reason": "renamed", "peer": f"{INNER[0]}/", "unread": True})
-    return found
-
-
 def _whole(err: SubmissionRefused) -> dict:
     """The problem that refuses a whole submission, in intake's words (which name the entry)."""
     return {"file": "/".join(display_name(p) for p in err.parts), "reason": WHOLE, "zh": err.zh, "en": err.en}
@@ -409,7 +355,7 @@ def _source_files(found: Survey, course: Course) -> tuple[dict[str, bytes], list
                      for name, info in _at(found, ()).items()
                      if EXERCISE_NAME.match(name) and not isinstance(info, SubmissionRefused)]
     present = frozenset(ex.id for ex in course.exercises if ex.file in files)
-    problems += _renamed(_at(found, base), course, present, inner_too=not base)
+    problems += renamed(_at(found, base), course, present, inner=None if base else INNER[0])
     return files, problems + _unread(found, {base + (name,) for name in here})
 
 

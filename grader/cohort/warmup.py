@@ -93,7 +93,7 @@ class _Child:
     """A forked process doing `work()` (it dies with this one); `succeeded()` waits for it."""
 
     def __init__(self, work):
-        from grader.cohort.judges import die_with_parent, fork_holding_ctrl_c, release_ctrl_c
+        from grader.cohort.children import die_with_parent, fork_holding_ctrl_c, release_ctrl_c
 
         sys.stdout.flush()
         sys.stderr.flush()

@@ -7,7 +7,7 @@ import random
 
 import torch
 
-from grader.probes._data import read_corpus
+from grader.fixtures.corpus import read_corpus
 
 
 def _chars_of(tok):

@@ -2,7 +2,7 @@
 
 import torch
 
-from grader.probes._data import read_corpus
+from grader.fixtures.corpus import read_corpus
 
 
 def corpus_split_text(mod, path):

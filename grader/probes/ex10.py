@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 
 from grader.pieces import piece
-from grader.probes._data import read_corpus
+from grader.fixtures.corpus import read_corpus
 from grader.probes.seeding import seed_global
 
 

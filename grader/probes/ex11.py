@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from grader.pieces import piece
-from grader.probes._data import lesson_splits
+from grader.fixtures.corpus import lesson_splits
 from grader.probes.common import attribute, swapped
 from grader.probes.seeding import seed_global
 

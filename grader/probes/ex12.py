@@ -27,7 +27,7 @@ import contextlib
 import torch
 
 from grader.pieces import imported_from_earlier, piece
-from grader.probes._data import lesson_splits
+from grader.fixtures.corpus import lesson_splits
 from grader.probes.common import attribute
 from grader.probes.common import swapped
 

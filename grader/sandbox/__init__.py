@@ -15,9 +15,10 @@ Two ways to start a worker, one interface (`worker_mode()` chooses):
 """
 
 from grader.sandbox.exits import CHANNEL_LOST
+from grader.sandbox.failures import FenceFailed, NoProcess, WorkerDied, WorkerTimeout, ZygoteGone
 from grader.sandbox.pool import SpawnZygote, worker_mode
 from grader.sandbox.worker import run_request
-from grader.sandbox.zygote import FenceFailed, NoProcess, Worker, WorkerDied, WorkerTimeout, ZygoteGone
+from grader.sandbox.zygote import Worker
 from grader.sandbox.zygote import Zygote as ForkZygote
 
 

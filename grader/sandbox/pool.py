@@ -37,7 +37,8 @@ from grader.sandbox.framing import CHUNK, recv_frame, send_frame
 from grader.sandbox.limits import DEFAULT_LIMITS
 from grader.sandbox.tree import for_this_os
 from grader.sandbox.workdirs import remove_trees, run_scratch
-from grader.sandbox.zygote import WorkerDied, Zygote
+from grader.sandbox.failures import WorkerDied
+from grader.sandbox.zygote import Zygote
 
 POOL_SIZE = 1          # ready interpreters kept (one submission at a time needs one)
 START_TIMEOUT = 300.0  # seconds a fresh interpreter may take to import torch (a laptop's cold disk)

@@ -322,7 +322,7 @@ def test_ctrl_c_in_a_forks_own_hooks_is_not_lost():
     the fork, it reaches the code that forked."""
     code = """
 import os, signal
-from grader.cohort.judges import fork_holding_ctrl_c
+from grader.cohort.children import fork_holding_ctrl_c
 os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGINT))
 fork = fork_holding_ctrl_c if os.environ["HOLD"] == "1" else os.fork
 try:
