@@ -43,8 +43,9 @@ def checkout_folder(relative: str) -> Path | None:
 def other_copies() -> list[Path]:
     """The kit's other copies this installation knows of, each holding the reference: the
     checkout a `pip install` was made from (pip's `direct_url.json`) when the kit runs
-    installed, and the installed package when it runs from a checkout (`PYTHONPATH`, or a
-    `pip install .` into a `.venv` inside the checkout). Read once per run, by the judge.
+    installed, and the installed package (its `grader/_kit/`) when it runs from a checkout
+    (`PYTHONPATH`, or a `pip install .` into a `.venv` inside the checkout). Read once per
+    run, by the judge.
 
     >>> other_copies()   # installed from /home/t/kit: [PosixPath('/home/t/kit')]
     """
@@ -61,7 +62,10 @@ def other_copies() -> list[Path]:
         url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
     except (ValueError, AttributeError, OSError):
         url = ""
-    if isinstance(url, str) and url.startswith("file://"):
+    # The checkout an install came from, when the kit runs installed. (Run from a checkout, an
+    # editable install's direct_url names a checkout: this one, or one a developer copied this
+    # from, left as it is.)
+    if not in_checkout() and isinstance(url, str) and url.startswith("file://"):
         found.append(Path(url[len("file://"):]))
     installed = Path(str(dist.locate_file(""))).resolve()
     if (installed / "grader" / "_kit").is_dir():

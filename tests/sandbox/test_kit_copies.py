@@ -74,12 +74,15 @@ def test_the_checkout_an_install_came_from_and_the_installed_package_are_found(t
     (checkout / "solutions").mkdir(parents=True)
     (site / "grader" / "_kit" / "solutions").mkdir(parents=True)
     monkeypatch.setattr(metadata, "distribution", lambda name: _Dist(checkout.as_uri(), site))
+    monkeypatch.setattr(paths, "in_checkout", lambda: False)  # the kit running installed
     assert paths.other_copies() == [checkout, site.resolve()]
+    monkeypatch.setattr(paths, "in_checkout", lambda: True)  # from a checkout: only the installed package
+    assert paths.other_copies() == [site.resolve()]
     from grader.sandbox.fence import kit_secrets
 
     assert str(checkout / "build") in kit_secrets(checkout) and str(checkout / "solutions") in kit_secrets(checkout)
     assert kit_secrets(site.resolve()) == [str(site.resolve() / "grader" / n) for n in
                                            ("_kit/solutions", "checks", "mistakes", "pieces", "answers.bin")]
-    # an editable install of the running kit: nothing else
-    monkeypatch.setattr(metadata, "distribution", lambda name: _Dist(paths.KIT_ROOT.as_uri(), tmp_path / "none"))
+    # an editable install (of this kit, or of the checkout a developer copied it from): nothing
+    monkeypatch.setattr(metadata, "distribution", lambda name: _Dist(checkout.as_uri(), tmp_path / "none"))
     assert paths.other_copies() == []
