@@ -359,7 +359,7 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
             stop_if_lost()
             bar.refresh()
         if fence_failed:
-            raise FenceFailed("(said above)")
+            raise FenceFailed("上面所列的路径 / the paths said above")
         if lost:
             raise ZygoteGone(zygote.pid)
     except KeyboardInterrupt:
