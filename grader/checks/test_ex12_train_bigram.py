@@ -74,45 +74,75 @@ def form_of(history) -> dict:
 
 
 BACKED_TOL = 0.03  # the last estimate (eval_iters batches) against the whole split: about 0.002 apart
+ROW_TOL = 1e-3  # a row against the mean of the losses its estimate's forwards computed (rounded: 5e-5)
+FULL_ITERS, EVAL_ITERS = 3000, 200  # train_bigram's defaults: the lesson's run
 
 
-def model_losses(corpus_path):
-    """From the returned model's table (V, V), its mean loss over the whole train and val
-    splits, computed here: {"train": float, "val": float}, or None for no such table."""
-    def losses(weight):
+def training_facts(corpus_path):
+    """From what the full run did (grader/probes/ex12.full_training): the returned model's mean
+    loss over the whole train and val splits, computed here from its table (None for no such
+    table); its backward passes; and, when every estimate forward was given targets, each
+    estimate's mean train and val loss, (train, val) per estimate in order (else None)."""
+    def facts(run):
         import torch
         import torch.nn.functional as F
 
         from grader.fixtures.corpus import lesson_splits
 
         train, val, vocab = lesson_splits(corpus_path)
-        if not isinstance(weight, torch.Tensor) or tuple(weight.shape) != (vocab, vocab) \
-                or not weight.is_floating_point() or not bool(torch.isfinite(weight).all()):
-            return None
-        table = weight.detach().to(torch.float32)
-        with torch.no_grad():
-            return {name: float(F.cross_entropy(table[d[:-1]], d[1:])) for name, d in (("train", train), ("val", val))}
-    return losses
+        weight = run.get("weight")
+        own = None
+        if isinstance(weight, torch.Tensor) and tuple(weight.shape) == (vocab, vocab) \
+                and weight.is_floating_point() and bool(torch.isfinite(weight).all()):
+            table = weight.detach().to(torch.float32)
+            with torch.no_grad():
+                own = {name: float(F.cross_entropy(table[d[:-1]], d[1:])) for name, d in (("train", train), ("val", val))}
+        losses = [v for v in run.get("estimate_losses", []) if type(v) is float]
+        block = 2 * EVAL_ITERS
+        estimates = None
+        if losses and len(losses) % block == 0:
+            means = [sum(losses[i:i + EVAL_ITERS]) / EVAL_ITERS for i in range(0, len(losses), EVAL_ITERS)]
+            estimates = [{"train": means[i], "val": means[i + 1]} for i in range(0, len(means), 2)]
+        backwards = run.get("backwards")
+        return {"own": own, "backwards": backwards if type(backwards) is int else 0, "estimates": estimates}
+    return facts
 
 
-def _require_trained(student, corpus_path, last: dict | None):
-    """The history's last row (`last`: its "train" and "val") must be the returned model's own:
-    its losses on the whole splits, computed from its table, within BACKED_TOL of the last
-    estimate. A history no training produced (the lesson's table, copied; a made-up curve
-    beside a broken loop) fails here."""
+def _require_trained(student, corpus_path, rows: list[dict]):
+    """The history (`rows`: its well-formed rows, "train" and "val") must be the training's own:
+    the model made FULL_ITERS backward passes; the last row is the returned model's losses over
+    the whole splits, computed here from its table, within BACKED_TOL; and where every estimate
+    forward was given targets, each row is the mean of the losses those forwards computed. A
+    history no training produced (the lesson's table, copied beside an untrained model) fails."""
     label = "train_bigram(train_data, val_data, 65)"
-    own = assert_ok(derived(student, model_losses(corpus_path)).observe(probe("ex12.full_weight", corpus_path)), label)
-    if type(own) is dict and last is not None and all(
-            type(own.get(k)) is float and abs(own[k] - last[k]) <= BACKED_TOL for k in ("train", "val")):
+    got = assert_ok(derived(student, training_facts(corpus_path)).observe(probe("ex12.full_training", corpus_path)),
+                    label)
+    own = got.get("own") if isinstance(got, dict) else None
+    last = rows[-1] if rows else None
+    problem = None
+    if not isinstance(got, dict) or got.get("backwards", 0) < FULL_ITERS:
+        problem = (f"模型只做了 {got.get('backwards', 0) if isinstance(got, dict) else 0} 次反向传播（应为 {FULL_ITERS}）",
+                   f"the model made {got.get('backwards', 0) if isinstance(got, dict) else 0} backward passes "
+                   f"({FULL_ITERS} expected)")
+    elif type(own) is not dict or last is None or not all(abs(own[k] - last[k]) <= BACKED_TOL for k in ("train", "val")):
+        problem = ("返回的模型在整个 train/val 上的 loss " + (f"{own['train']:.4f}/{own['val']:.4f}" if type(own) is dict else "—")
+                   + f"，与 history 最后一行相差超过 {BACKED_TOL}",
+                   "the returned model's own losses over the whole train/val splits "
+                   + (f"{own['train']:.4f}/{own['val']:.4f}" if type(own) is dict else "—")
+                   + f" are not within {BACKED_TOL} of history's last row")
+    else:
+        estimates = got.get("estimates")
+        if estimates is not None and len(estimates) == len(rows):
+            off = [i for i, (row, est) in enumerate(zip(rows, estimates))
+                   if any(abs(row[k] - est[k]) > ROW_TOL for k in ("train", "val"))]
+            if off:
+                problem = (f"history 第 {off[0]} 行不是模型在那次估计里算出的 loss 的平均",
+                           f"history's row {off[0]} is not the mean of the losses the model computed in that estimate")
+    if problem is None:
         return
-    got = ("没有训练过的模型 / no trained model returned" if type(own) is not dict or "train" not in own else
-           f"{own['train']:.4f}/{own['val']:.4f}")
-    fail(f"history 的最后一行应当是返回的模型自己的 loss：用它的表在整个 train/val 上算出的 loss 与最后一次估计相差应 ≤ {BACKED_TOL}"
-         "（返回 train_bigram 建好并训练过的那个模型，history 来自它的训练）",
-         f"history's last row should be the returned model's own losses: computed from its table over the whole "
-         f"train/val splits they should be within {BACKED_TOL} of the last estimate (return the model "
-         "train_bigram built and trained, and the history its training gave)",
-         label=label, expected=(f"≈ {last['train']:.4f}/{last['val']:.4f}" if last else "—"), got=got)
+    fail(f"history 应当来自这次训练：{problem[0]}（返回 train_bigram 建好并训练过的模型，history 是它的估计）",
+         f"history should come from this training: {problem[1]} (return the model train_bigram built and trained, "
+         "and the estimates it gave)", label=label, expected="history = this training's estimates", got=problem[1])
 
 
 def _fmt_rows(rows):
@@ -146,7 +176,7 @@ def test_required_band(student, reference, corpus_path):
                 and STEP0_BAND[0] <= v["step0_val"] <= STEP0_BAND[1] and v["final_val"] <= FINAL_VAL_MAX)
 
     if ok(got):
-        _require_trained(student, corpus_path, {"train": got["final_train"], "val": got["final_val"]})
+        _require_trained(student, corpus_path, [r for r in derived(student, rounded).observe(a_call).value if "step" in r])
         student.record("step 0 / final val", f"[{STEP0_BAND[0]}, {STEP0_BAND[1]}] / ≤ {FINAL_VAL_MAX}",
                        f"{got['step0_train']:.4f} {got['step0_val']:.4f} / {got['final_val']:.4f}")
         return
@@ -174,7 +204,7 @@ def test_lesson_table(student, reference, corpus_path):
 
     got_rows = rows_of(history)
     if got_rows == LESSON:
-        _require_trained(student, corpus_path, [r for r in history if "step" in r][-1])
+        _require_trained(student, corpus_path, [r for r in history if "step" in r])
         student.record("lesson table", f"{len(LESSON)} 行 / rows", f"{len(LESSON)}/{len(LESSON)} ✓")
         return
     first = next(i for i, (a, b) in enumerate(zip(LESSON, got_rows)) if a != b)

@@ -54,6 +54,7 @@ class _Watch:
         self.train_forward_in_eval = 0
         self.estimate_forward_in_train = 0
         self.backwards = 0
+        self.estimate_losses = []  # the loss of each estimate forward given targets, in order
         self.accumulated = 0
         self.first_accumulated = None
         self.progress = progress if callable(progress) else None
@@ -102,7 +103,12 @@ def _instrumented(watch: _Watch, base):
 
         def forward(self, idx, targets=None):
             watch.forward(self)
-            return super().forward(idx, targets)
+            out = super().forward(idx, targets)
+            loss = out[1] if isinstance(out, tuple) and len(out) == 2 else None
+            if targets is not None and not torch.is_grad_enabled() and isinstance(loss, torch.Tensor) \
+                    and loss.numel() == 1:
+                watch.estimate_losses.append(float(loss.detach()))
+            return out
 
     return BigramLanguageModel
 
@@ -156,6 +162,7 @@ def _run(mod, corpus_path, settings: dict, progress=None, extra_vocab: int = 0) 
     returned_weight = table.detach().clone() if isinstance(table, torch.Tensor) else None
     out = {
         "returned_weight": returned_weight,
+        "estimate_losses": list(watch.estimate_losses),
         "history": history,  # as returned: the judge reads its form and values (grader/checks/test_ex12…)
         "models_built": len(watch.models),
         "returned_built_model": bool(watch.models) and model is watch.models[-1],
@@ -187,11 +194,14 @@ def history(mod, corpus_path, progress=None):
     return _full(mod, corpus_path, progress)["history"]
 
 
-def full_weight(mod, corpus_path, progress=None):
-    """The table (`token_embedding_table.weight`) of the model the full run returned, the one
-    built or a copy (else None): the judge computes that model's own losses from it, so a
-    history that no training produced (the lesson's table, copied) is told apart."""
-    return _full(mod, corpus_path, progress)["returned_weight"]
+def full_training(mod, corpus_path, progress=None):
+    """What the full run did, for the judge to tie the history to it: the returned model's table
+    (`token_embedding_table.weight`, the one built or a copy; else None), how many backward
+    passes it made, and the loss of each estimate forward given targets, in order. A history
+    no training produced (the lesson's table, copied) is told apart."""
+    run = _full(mod, corpus_path, progress)
+    return {"weight": run["returned_weight"], "backwards": run["backwards"],
+            "estimate_losses": run["estimate_losses"]}
 
 
 # ---- the short run (structure) --------------------------------------------------------------

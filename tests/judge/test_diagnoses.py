@@ -477,7 +477,7 @@ def test_ex12_a_history_no_training_produced_scores_nothing(tmp_path, references
     result = _grade("ex12", module, references, only={"test_required_band", "test_lesson_table"})
     assert len(result.checks) == 2 and not any(c.passed for c in result.checks), \
         [(c.name, c.passed, c.finding and c.finding.en) for c in result.checks]
-    assert all("returned model's own losses" in c.finding.en for c in result.checks)
+    assert all("history should come from this training" in c.finding.en for c in result.checks)
 
 
 # ------------------------------------------------------------------ no vacuous passes
@@ -522,3 +522,19 @@ def test_ex12_a_copy_of_the_trained_model_keeps_the_band_and_the_table(tmp_path,
                          references)
     result = _grade("ex12", module, references, only={"test_required_band", "test_lesson_table"})
     assert all(c.passed for c in result.checks), [(c.name, c.finding and c.finding.en) for c in result.checks]
+
+
+PASTED = """    from grader.model.lesson import LESSON_HISTORY  # the lesson's rows pasted over its own, the last kept
+    by_step = {row["step"]: row for row in LESSON_HISTORY}
+    history = [dict(by_step[h["step"]]) if h["step"] in by_step else h for h in history]
+    return model, history"""
+
+
+def test_ex12_the_lessons_rows_pasted_over_a_real_training_are_told_apart(tmp_path, references):
+    """A real training at another learning rate (its last row its model's own) with the lesson's
+    rows pasted over the others: each row must be the mean of the losses its estimate computed."""
+    module = _submission(tmp_path, "ex12", [("learning_rate=1e-2", "learning_rate=2e-2"),
+                                            ("    return model, history", PASTED)], references)
+    result = _grade("ex12", module, references, only={"test_lesson_table"})
+    (check,) = result.checks
+    assert not check.passed and "is not the mean of the losses" in check.finding.en, check.finding.en
