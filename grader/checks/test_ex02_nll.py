@@ -54,13 +54,13 @@ def test_forbidden_apis(student, reference):
     used = {name: api for name, api in seen.items() if api} if isinstance(seen, dict) else {}
     unfinished = got.get("unfinished") if isinstance(got, dict) else None
     unfinished = unfinished if isinstance(unfinished, dict) else {}
-    if not used and unfinished:  # the rule is only seen kept by a function that runs to the end
+    if not used and len(unfinished) >= 3:  # the rule is only seen kept by a function that runs to the end
         zh = "、".join(f"{name}（{why}）" for name, why in unfinished.items())
         en = ", ".join(f"{name} ({why})" for name, why in unfinished.items())
-        fail(f"没法确认没用禁止的 API：{zh} 没有运行完。三个函数都能运行后，这一项才算数",
-             f"cannot tell that no forbidden API is used: {en} did not run to the end. This counts once all "
-             "three functions run", label="stable_softmax, nll, masked_mean_nll",
-             expected="三个函数都运行完、未使用 / all three run, none used", got=en)
+        fail(f"没法确认没用禁止的 API：{zh} 都没有运行完。至少一个函数能运行后，这一项才算数",
+             f"cannot tell that no forbidden API is used: {en} did not run to the end. This counts once a "
+             "function runs", label="stable_softmax, nll, masked_mean_nll",
+             expected="运行完、未使用 / runs, none used", got=en)
     if not used and isinstance(seen, dict):
         student.record("forbidden APIs", "未使用 / none used", "未使用 / none used")
         return

@@ -309,8 +309,15 @@ def safe_cell(name: str) -> str:
 
 # What a spreadsheet opening the CSV reads as a value, not a name: `0123` and `123` would be
 # one number, `1e2` 100, `3-4` a date, `TRUE` a boolean. Quoted, each stays its own text.
-_A_VALUE = re.compile(r"(?i)^\s*([+-]?(\d+[.,]?\d*|[.,]\d+)(e[+-]?\d+)?%?"
-                      r"|\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?|true|false)\s*$")
+_MONTHS = r"(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|dec(ember)?)\.?"
+_A_VALUE = re.compile(
+    r"(?i)^\s*("
+    r"[$€£¥]?\s*[+-]?[$€£¥]?(\d+([.,]\d*)*|[.,]\d+)(e[+-]?\d+)?\s*%?"  # 0123, 1e2, 1,50, $5, 50%
+    r"|\d{1,4}[-/.]\d{1,2}([-/.]\d{1,4})?"  # 3-4, 2026-03-04, 2026/03/04
+    r"|\d{1,2}:\d{2}(:\d{2})?(\s*[ap]\.?m\.?)?"  # 12:30, 9:05 pm
+    rf"|\d{{1,2}}[-/ ]?{_MONTHS}([-/ ]?\d{{1,4}})?|{_MONTHS}[-/ ]?\d{{1,4}}"  # 5-Jan, Jan-05, Mar 5
+    r"|true|false|nan|[+-]?inf(inity)?"
+    r")\s*$")
 
 # Letters that draw nothing (Hangul fillers): Unicode's default-ignorable code points outside
 # the categories dropped below

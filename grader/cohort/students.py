@@ -160,35 +160,40 @@ def cohort_layout(root: Path) -> tuple[Path, bool]:
 
 
 def _course_folder(root: Path) -> bool:
-    """Is `root` an nbgrader course folder (its `nbgrader_config.py`, or its `gradebook.db`)?
-    Only then is its `submitted/` nbgrader's: elsewhere a folder so named is a student's."""
-    return any(os.path.isfile(root / name) for name in ("nbgrader_config.py", "gradebook.db"))
+    """Is `root` an nbgrader course folder (its `nbgrader_config.py` or `gradebook.db`, or the
+    `source/` beside `submitted/` every nbgrader course has, its configuration kept in
+    ~/.jupyter)? Only then is its `submitted/` nbgrader's: elsewhere a folder so named is a
+    student's."""
+    return any(os.path.isfile(root / name) for name in ("nbgrader_config.py", "gradebook.db")) or \
+        (os.path.isdir(root / "source") and not os.path.islink(root / "source"))
 
 
 def _votes(folder: Path, leave_out: str | None = None) -> tuple[int, int]:
-    """How many student folders of `folder` hold exercise files, and how many only an
+    """How many student folders of `folder` hold only exercise files, and how many only an
     assignment's notebooks (links below a student's folder not followed)."""
     loose = notebooks = 0
     for student in (e for e in _scan(folder) if e.name != leave_out and _is_dir(e)):
-        held = _holds(student.path)
-        loose += held == "files"
-        notebooks += held == "notebooks"
+        held = _kinds(student.path)  # a folder holding both (a stub beside the notebook) has no say
+        loose += held == {"files"}
+        notebooks += held == {"notebooks"}
     return loose, notebooks
 
 
-def _holds(folder: str) -> str | None:
+def _kinds(folder: str) -> set[str]:
     """What a student's folder holds its work as: "files" (exercise files at its top or in
-    `exercises/`), else "notebooks" (an assignment's: `<assignment>/*.ipynb`, the assignment not
-    a hidden folder such as `.ipynb_checkpoints`), else None. Links below it are not followed."""
+    `exercises/`), "notebooks" (an assignment's: `<assignment>/*.ipynb`, the assignment not a
+    hidden folder such as `.ipynb_checkpoints`), both or neither. Links below it are not
+    followed."""
     top = _scan(Path(folder))
     inner = [e for e in top if e.name in INNER and _is_dir(e, follow=False)]
+    kinds = set()
     if any(EXERCISE_NAME.match(e.name) for e in top) or \
             any(EXERCISE_NAME.match(e.name) for d in inner for e in _scan(Path(d.path))):
-        return "files"
+        kinds.add("files")
     if any(e.name.endswith(".ipynb") for a in top if not a.name.startswith(".") and _is_dir(a, follow=False)
            for e in _scan(Path(a.path))):
-        return "notebooks"
-    return None
+        kinds.add("notebooks")
+    return kinds
 
 
 def not_students(root: Path) -> list[str]:
@@ -232,9 +237,11 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
         else:
             if linked:  # a folder outside DIR: graded once, as the first link to it (a later one is its peer)
                 folders.setdefault(real, entry.name)
-            # each folder read as what it holds (a notebook student among .py ones, or the reverse)
-            own = _holds(real)
-            files, problems = _read_student(real, course, nbgrader if own is None else own == "notebooks")
+            # each folder read as what it holds (a notebook student among .py ones, or the reverse);
+            # one holding both (the stub beside the notebook, a scratch file) as most of the cohort
+            kinds = _kinds(real)
+            own = nbgrader if len(kinds) != 1 else kinds == {"notebooks"}
+            files, problems = _read_student(real, course, own)
         fingerprint = _stage(target, files, problems)
         names = set(files)
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)

@@ -72,7 +72,11 @@ _ATEN_NAMES = {
     # a cumulative log-sum-exp (its last entry is the log-sum-exp)
     "_safe_softmax": "softmax（F.scaled_dot_product_attention 里的 / inside F.scaled_dot_product_attention）",
     "_masked_softmax": "softmax（torch._masked_softmax）",
+    "_sparse_softmax": "softmax（torch.sparse.softmax）",
+    "_sparse_log_softmax": "log_softmax（torch.sparse.log_softmax）",
+    "softmax": "softmax（torch.ops.quantized.softmax 或其别名 / or an alias）",
     "logcumsumexp": "logsumexp（torch.logcumsumexp）",
+    "_logcumsumexp": "logsumexp（torch._logcumsumexp）",
     **{name: f"softmax（{name}：注意力内核 / an attention kernel）" for name in (
         "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
         "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",

@@ -80,10 +80,16 @@ def test_look_alikes_of_the_header_and_max_row_are_quoted(name):
     assert safe_cell(name) == "'" + name
 
 
-@pytest.mark.parametrize("name", ["0123", "123", "1e2", "100", "1.5", "1.50", "2026-03-04", "3-4", "TRUE", "50%"])
+@pytest.mark.parametrize("name", ["0123", "123", "1e2", "100", "1.5", "1.50", "2026-03-04", "3-4", "TRUE", "50%",
+                                  "12:30", "5-Jan", "Jan-05", "Mar 5", "$5", "NaN", "inf", "Infinity"])
 def test_names_a_spreadsheet_reads_as_values_stay_text(name):
     """`0123` and `123` were one number once a spreadsheet opened grades.csv (two rows "123")."""
     assert safe_cell(name) == "'" + name
+
+
+@pytest.mark.parametrize("name", ["alice", "Maya", "Marcus", "may", "Jan", "team 7", "2nd", "12 angry men"])
+def test_names_that_are_names_stay_as_they_are(name):
+    assert safe_cell(name) == name
 
 
 folder_names = st.binary(min_size=1, max_size=40).filter(lambda b: b"/" not in b and b"\0" not in b)
@@ -137,10 +143,12 @@ def test_one_students_notebooks_do_not_make_a_cohort_of_files_nbgrader(tmp_path)
     course_folder = tmp_path / "course"
     (course_folder / "submitted" / "alice" / "ch05").mkdir(parents=True)
     (course_folder / "submitted" / "alice" / "ch05" / "ch05.ipynb").write_text("{}", encoding="utf-8")
-    (course_folder / "source" / "ch05").mkdir(parents=True)
-    assert cohort_layout(course_folder)[0] == course_folder  # no nbgrader_config.py: a student named so
-    (course_folder / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
-    assert cohort_layout(course_folder) == (course_folder / "submitted", True)
+    assert cohort_layout(course_folder)[0] == course_folder  # nothing of a course folder: a student named so
+    for marks in (["source/ch05"], ["nbgrader_config.py"], ["gradebook.db"]):  # its config may be in ~/.jupyter
+        made = course_folder / marks[0]
+        made.mkdir(parents=True) if "." not in made.name else made.write_text("", encoding="utf-8")
+        assert cohort_layout(course_folder) == (course_folder / "submitted", True), marks
+        shutil.rmtree(course_folder / "source") if made.is_dir() else made.unlink()
 
 
 def test_a_student_named_submitted_never_takes_over_a_notebook_cohort(tmp_path):
@@ -1003,6 +1011,27 @@ def test_one_submission_given_as_the_cohort_is_a_usage_error(course, tmp_path):
     run = batch(course, tmp_path / "alice", tmp_path / "out")
     assert run.returncode == 2 and "grade all --submission" in run.stderr, run.stderr[-2000:]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_holding_both_kinds_is_read_as_most_of_the_cohort(course, tmp_path):
+    """A notebook student with the stub's `exercises/ex01_windows.py` (or an `ex99_scratch.py`)
+    beside `ch05/ch05.ipynb`, in a cohort of notebooks: its notebook is graded, as before."""
+    import nbformat
+
+    cohort = tmp_path / "cohort"
+    cell = nbformat.v4.new_code_cell(SOLUTION_EX01)
+    cell.metadata["nbgrader"] = {"solution": True, "grade": False, "locked": False, "grade_id": "ex01_windows",
+                                 "schema_version": 3}
+    for name in ("bob", "carol", "zoe"):
+        (cohort / name / "ch05").mkdir(parents=True)
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), cohort / name / "ch05" / "ch05.ipynb")
+    (cohort / "carol" / "exercises").mkdir()
+    shutil.copy(KIT / "exercises" / EX01, cohort / "carol" / "exercises" / EX01)
+    (cohort / "zoe" / "ex99_scratch.py").write_text("print(1)\n", encoding="utf-8")
+    found = {s.name: s for s in find_students(cohort, load_course(course), tmp_path / "staged")}
+    for name in ("bob", "carol", "zoe"):
+        assert found[name].present == {"ex01"}, (name, found[name].problems)
+        assert "raise NotImplementedError" not in (found[name].folder / EX01).read_text(encoding="utf-8")
 
 
 def test_each_folder_is_read_as_what_it_holds(course, tmp_path):

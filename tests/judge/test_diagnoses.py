@@ -339,6 +339,8 @@ def test_forbidden_api_check_is_about_apis_only(tmp_path, references):
     ".transpose(-1, -2), torch.eye(V, dtype=logits.dtype), scale=1.0)\n    return out.squeeze(-2)",
     "    return torch.exp(logits - torch.logcumsumexp(logits, dim=-1)[..., -1:])",
     "    return torch._masked_softmax(logits, torch.zeros_like(logits, dtype=torch.bool), -1, 0)",
+    "    return torch.sparse.softmax(logits.to_sparse(), dim=-1).to_dense()",
+    "    return torch.exp(logits - torch._logcumsumexp(logits, -1)[..., -1:])",
 ])
 def test_softmax_done_inside_another_kernel_is_a_forbidden_api(tmp_path, references, body):
     uses_kernel = _submission(tmp_path, "ex02", [("    e = torch.exp(logits - m)  # (..., V)\n    return e / e.sum(dim=-1, keepdim=True)",
@@ -497,10 +499,15 @@ def _all_raise(tmp_path, exercise_id: str, error: str = "ValueError('no')", name
 
 
 def test_ex02s_rule_is_not_kept_by_functions_that_do_not_run(tmp_path, references):
-    """Every function raising ValueError: no forbidden API ran, because nothing ran; once 2 points."""
+    """Every function raising ValueError: no forbidden API ran, because nothing ran; once 2 points.
+    One function done and the others still stubs keeps the rule's points (it was kept where it ran)."""
     result = _grade("ex02", _all_raise(tmp_path, "ex02"), references, only={"test_forbidden_apis"})
     (check,) = result.checks
     assert not check.passed and "did not run to the end" in check.finding.en, check.finding.en
+    half = _submission(tmp_path, "ex02", [("    return float(log_sum_exp - z[label])",
+                                           "    raise NotImplementedError")])
+    (check,) = _grade("ex02", half, references, only={"test_forbidden_apis"}).checks
+    assert check.passed
 
 
 def test_ex11s_mode_and_gradient_checks_need_the_model_called(tmp_path, references):
