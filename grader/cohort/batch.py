@@ -194,7 +194,7 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
 
     Refused (FenceUnavailable) where the students' workers cannot be kept from each other's
     files, unless `unfenced` (grader.sandbox.mountless.students_fenced_apart)."""
-    from grader.run.startup import FenceUnavailable, close_without_mounts
+    from grader.run.startup import FenceUnavailable, close_to_other_runs, close_without_mounts
     from grader.sandbox.mountless import students_fenced_apart
 
     root, out = Path(root).resolve(), Path(out).resolve()
@@ -207,8 +207,10 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
     from grader.sandbox.fence import python_paths
 
     needed = [os.path.realpath(p) for p in [*python_paths(), *data_folders(course)]]
-    hidden = [str(root), str(course.solutions_dir), str(course.checks_dir), *_linked_student_folders(root, needed)]
+    linked = _linked_student_folders(root, needed)
+    hidden = [str(root), str(course.solutions_dir), str(course.checks_dir), *linked]
     close_without_mounts(hidden, lang)  # a refusal (FenceUnavailable) before OUT is made
+    close_to_other_runs([str(root), *linked], lang)
     busy = busy_machine(jobs, lang)
     if busy:
         print(busy, file=sys.stderr, flush=True)

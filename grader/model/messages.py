@@ -110,6 +110,11 @@ CATALOG: dict[str, dict[str, str]] = {
                           "profile): closed to other users (o-rwx), out of the student code's reach: {paths}",
                     "en": "the workers here get no mount namespace of their own (Docker's default profile): closed "
                           "to other users (o-rwx), out of the student code's reach: {paths}"},
+    "work_closed": {"zh": "学生作业所在的文件夹已对其他用户关闭（o-rwx），同一台机器上其他评分的工作进程读不到：{paths}",
+                    "en": "the folders the students' work is read from are closed to other users (o-rwx), out of "
+                          "reach of other gradings' workers on this machine: {paths}"},
+    "work_open": {"zh": "无法对其他用户关闭（同一台机器上其他评分的工作进程可能读到）：{paths}",
+                  "en": "cannot be closed to other users (other gradings' workers on this machine may read it): {paths}"},
     "fence_python": {"zh": "无法评分：这里的评分进程没有自己的挂载命名空间（Docker 的默认设置），它们以另一个用户运行，"
                            "读不到 Python 的安装：{paths}。请把 Python 装在其他用户能读的地方（例如 /usr/local 或 "
                            "/opt），或让容器允许挂载命名空间（docker run --cap-add SYS_ADMIN --security-opt "

@@ -16,7 +16,8 @@ import click
 from grader.model.course import Course
 from grader.model.messages import say
 from grader.report.render import render
-from grader.run.startup import corpus_provider, freeze_loaded, load_judge, references_for, start_zygote
+from grader.run.startup import (close_to_other_runs, corpus_provider, freeze_loaded, load_judge, references_for,
+                                 start_zygote)
 from grader.sandbox import FenceFailed, NoProcess, ZygoteGone
 
 GRADER_FAULT = 3  # the exit code when the grader could not finish (not the submission's doing)
@@ -64,6 +65,8 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         folder = inner_exercises(Path(submission), course) if submission else Path.cwd() / "exercises"
     if not folder.is_dir():
         raise click.UsageError(say("missing_folder", lang, path=folder))
+    if submission:  # an official run (CI, a grading server): its student's work out of other runs' reach
+        close_to_other_runs([os.path.abspath(folder)], lang)
     zygote = start_zygote(course, lang=lang)
     try:
         load_judge()

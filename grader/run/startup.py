@@ -47,7 +47,7 @@ def fence_options(course: Course | None, *, hide=(), grants=()) -> dict:
     hides (the answers computed ahead, the key that seals a batch's OUT)."""
     from grader.data.catalog import PRIVATE_FOLDERS, every_cache_dir
     from grader.model.paths import other_copies
-    from grader.sandbox.fence import kit_secrets
+    from grader.sandbox.hidden import kit_secrets
 
     private = [str(cache / name) for cache in every_cache_dir() for name in PRIVATE_FOLDERS]
     copies = [path for root in other_copies() for path in kit_secrets(root) if os.path.lexists(path)]
@@ -87,7 +87,8 @@ def close_without_mounts(hide: list[str], lang: str) -> None:
 
     if not linux_fence_here() or not mounts_refused():
         return
-    from grader.sandbox.fence import kit_secrets, python_paths
+    from grader.sandbox.fence import python_paths
+    from grader.sandbox.hidden import kit_secrets
 
     unread = unreachable(python_paths())  # nothing can bind them in for the workers' uid here
     if unread:
@@ -98,6 +99,29 @@ def close_without_mounts(hide: list[str], lang: str) -> None:
     if closed:
         click.echo("grade: " + say("fence_modes", lang, paths=", ".join(closed)), err=True)
     shared_folders()  # looked for once, before the judges fork: each student's sweep reads them
+
+
+def close_to_other_runs(paths: list[str], lang: str) -> None:
+    """As root on Linux, whatever the mounts: the folders students' work is read from (a batch's
+    DIR and the folders its links lead to, `--submission DIR`) closed to other users (o-rwx),
+    said once when a mode changed. A run's workers are leased uids of its own: another run's
+    worker on this machine (another batch, a CI job's single run) could otherwise read these
+    students' files wherever their modes let anyone (`/proc/PID/cmdline` names the folder).
+    A folder that cannot be closed (a read-only mount) is said, not fatal: this run's own
+    workers never see it (its fence hides it)."""
+    from grader.sandbox.mountless import close_to_others
+    from grader.sandbox.pool import linux_fence_here
+
+    from grader.model.paths import inside_the_kit
+
+    if not linux_fence_here() or os.geteuid() != 0:
+        return
+    # the kit's own folders (a test grading solutions/, a student's link to it) are the fence's
+    closed, still_open = close_to_others([p for p in paths if not inside_the_kit(p)])
+    if closed:
+        click.echo("grade: " + say("work_closed", lang, paths=", ".join(closed)), err=True)
+    if still_open:
+        click.echo("grade: " + say("work_open", lang, paths="; ".join(f"{p} ({why})" for p, why in still_open)), err=True)
 
 
 def load_judge() -> None:

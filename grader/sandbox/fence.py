@@ -31,8 +31,9 @@ import stat
 import sys
 from pathlib import Path
 from grader.model.files import readable_by_others
-from grader.model.paths import KIT_ROOT, PACKAGE_DIR
+from grader.model.paths import PACKAGE_DIR
 import grader.sandbox.intake as intake
+from grader.sandbox.hidden import kit_secrets
 from grader.sandbox.exits import FenceBreached
 import grader.sandbox.keyrings as keyrings
 import grader.sandbox.mountless as mountless
@@ -107,20 +108,6 @@ def _all_readonly() -> None:
     if libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, b"/", AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount_setattr: {os.strerror(err)}")
-
-
-def kit_secrets(root: Path = KIT_ROOT) -> list[str]:
-    """What a worker never sees of the kit at `root`: the reference, the hidden checks and
-    mistakes, the kit's history, and what a build leaves in a checkout (`pip install .` leaves
-    `build/lib/grader/_kit/solutions/`; `dist/` holds the wheel, the reference inside).
-
-    The judge adds what lives elsewhere (the answer cache, the kit's other copies:
-    `grader.model.paths.other_copies`) through the fence's `hide`.
-    """
-    package = ["grader/_kit/solutions", "grader/checks", "grader/mistakes", "grader/pieces", "grader/answers.bin"]
-    if not (root / "course.toml").is_file() and (root / "grader" / "_kit").is_dir():
-        return [str(root / n) for n in package]  # installed: site-packages, whose other folders are others'
-    return [str(root / n) for n in ["solutions", *package, "tests", "bench", ".git", ".fragments", "build", "dist"]]
 
 
 def _close_fds(keep: set[int]) -> None:
@@ -419,7 +406,8 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
         except OSError as err:
             report["user"] = f"still root ({err})"
         if report.get("mounts") is not True:  # nothing covered: closed to others by the judge (grader.sandbox.mountless)
-            still_open = mountless.readable_here(kit_secrets() + [str(p) for p in fence["hide"]]) if dropped else ["(root)"]
+            still_open = mountless.readable_here(list(dict.fromkeys(kit_secrets() + [str(p) for p in fence["hide"]]))) \
+                if dropped else ["(root)"]
             if still_open:  # no student code runs where it could read them
                 raise FenceBreached(f"{', '.join(still_open)}")
     if not dropped:  # the process cap too, in a user namespace of its own that counts them apart
@@ -445,4 +433,4 @@ def enter(setup: dict, keep_fds: set[int] | None = None) -> tuple[str | None, st
     return new_folder, workdir
 
 
-__all__ = ["enter", "kit_secrets", "python_paths", "DEFAULTS"]
+__all__ = ["enter", "python_paths", "DEFAULTS"]

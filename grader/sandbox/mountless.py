@@ -107,8 +107,8 @@ def unreachable(paths) -> list[str]:
 
 
 SHARED_TEMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue")  # every user may write here
-SHARED_DEPTH = 6  # how deep the look for folders every user may write to goes below them
-SHARED_ENTRIES = 50_000  # at most this many entries looked at in that look (once a run)
+SHARED_DEPTH = 12  # how deep the look for folders every user may write to goes below them
+SHARED_FOLDERS = 20_000  # at most this many folders listed in that look (once a run), the nearest first
 IPC_RMID = 0
 _shared: list[str] | None = None
 
@@ -124,10 +124,10 @@ def shared_folders() -> list[str]:
     return _shared
 
 
-def writable_folders(roots, depth: int = SHARED_DEPTH, entries: int = SHARED_ENTRIES) -> list[str]:
+def writable_folders(roots, depth: int = SHARED_DEPTH, folders: int = SHARED_FOLDERS) -> list[str]:
     """Of `roots` and the folders below them that others can reach (`depth` levels down,
-    `entries` entries looked at in all, level by level: the nearest first), those others may
-    write to."""
+    `folders` folders listed in all, level by level: the nearest first; the files in them,
+    however many, cost a look each but count for nothing), those others may write to."""
     found, level = [], []
     for root in roots:
         try:
@@ -138,17 +138,19 @@ def writable_folders(roots, depth: int = SHARED_DEPTH, entries: int = SHARED_ENT
             found.append(root)
         if stat.S_ISDIR(mode) and mode & stat.S_IXOTH:
             level.append(root)
-    budget = entries
+    budget = folders
     for _ in range(depth + 1):
         below = []
         for folder in level:
+            budget -= 1
+            if budget < 0:
+                return found
             try:
                 with os.scandir(folder) as listing:
                     for entry in listing:
-                        budget -= 1
-                        if budget < 0:
-                            return found
                         try:
+                            if not entry.is_dir(follow_symlinks=False):  # the listing's own type: no stat
+                                continue
                             mode = entry.stat(follow_symlinks=False).st_mode
                         except OSError:  # gone since the listing
                             continue
@@ -194,10 +196,12 @@ def owned_at(folder: str, wanted: set[int]) -> list[str]:
 
 
 def _remove_ipc(wanted: set[int]) -> None:
-    """Each System V IPC object of `wanted`, removed as its owner: without CAP_SYS_ADMIN (the
-    very profile this is for) root may not remove another user's."""
+    """Each System V IPC object `wanted` uids own or created (its owner set to another uid with
+    IPC_SET, 65534 say, it is still its creator's), removed as that uid: without CAP_SYS_ADMIN
+    (the very profile this is for) root may not remove another user's; the owner and the
+    creator may."""
     owned: dict[int, list[tuple[str, int]]] = {}
-    for kind, uid_column in (("shm", 7), ("msg", 7), ("sem", 4)):
+    for kind, uid_column, cuid_column in (("shm", 7, 9), ("msg", 7, 9), ("sem", 4, 6)):
         try:
             with open(f"/proc/sysvipc/{kind}") as table:
                 rows = [line.split() for line in table.readlines()[1:]]
@@ -205,8 +209,9 @@ def _remove_ipc(wanted: set[int]) -> None:
             continue
         for row in rows:
             try:
-                if int(row[uid_column]) in wanted:
-                    owned.setdefault(int(row[uid_column]), []).append((kind, int(row[1])))
+                by = next((int(row[c]) for c in (uid_column, cuid_column) if int(row[c]) in wanted), None)
+                if by is not None:
+                    owned.setdefault(by, []).append((kind, int(row[1])))
             except (ValueError, IndexError):
                 continue
     for uid, objects in owned.items():

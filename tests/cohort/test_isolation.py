@@ -203,3 +203,48 @@ def test_a_student_folder_linked_into_dir_is_hidden_where_it_lies(course):
         assert book["students"]["alice"]["score"] == 10 and book["students"]["mallory"]["score"] == 0
     finally:
         shutil.rmtree(place, ignore_errors=True)
+
+
+COPY_OF = """
+_path = {path!r}
+_ns = {{}}
+exec(compile(open(_path).read(), "ex01", "exec"), _ns)
+make_windows, shift_pairs, count_targets = _ns["make_windows"], _ns["shift_pairs"], _ns["count_targets"]
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers run as leased uids only as root")
+def test_another_runs_students_are_out_of_reach(course):
+    """Batch A's cohort, and a single run's `--submission` folder, where every user may read
+    them (0755, outside /tmp): a student of a later batch B reads a file there by its path (the
+    path is in /proc/PID/cmdline while A runs). A and the single run close their folders to
+    other users at their start, so B's student scores nothing; once it scored 10/10."""
+    import shutil
+    import tempfile
+
+    place = Path(tempfile.mkdtemp(prefix="grade-other-runs-", dir="/var/cache"))
+    try:
+        os.chmod(place, 0o755)
+        cohort_a, single = place / "cohort-a", place / "single"
+        for folder in (cohort_a / "alice", single):
+            folder.mkdir(parents=True)
+            shutil.copy(KIT / "solutions" / EX01, folder / EX01)
+        for folder in (cohort_a, cohort_a / "alice", single):
+            os.chmod(folder, 0o755)
+        first = batch(course, cohort_a, place / "out-a", "--only", "ex01")
+        assert first.returncode == 0 and "o-rwx" in first.stderr, first.stderr[-2000:]
+        alone = subprocess.run(GRADE + ["--course", str(course), "ex01", "--submission", str(single), "--format",
+                                        "json"], capture_output=True, text=True, timeout=600)
+        assert alone.returncode == 0, alone.stderr[-2000:]
+        for folder in (cohort_a, single):
+            assert not os.stat(folder).st_mode & 0o007, folder
+        cohort_b = place / "cohort-b"
+        for name, path in (("thief_a", cohort_a / "alice" / EX01), ("thief_single", single / EX01)):
+            (cohort_b / name).mkdir(parents=True)
+            (cohort_b / name / EX01).write_text(COPY_OF.format(path=str(path)), encoding="utf-8")
+        second = batch(course, cohort_b, place / "out-b", "--only", "ex01")
+        assert second.returncode == 0, second.stderr[-2000:]
+        book = json.loads((place / "out-b" / "results.json").read_text(encoding="utf-8"))
+        assert {name: result["score"] for name, result in book["students"].items()} == {"thief_a": 0, "thief_single": 0}
+    finally:
+        shutil.rmtree(place, ignore_errors=True)

@@ -1,6 +1,6 @@
 """The reference in the kit's other copies stays out of a worker's reach: what a build leaves in
 a checkout (`build/`, `dist/`), the checkout an installed kit came from, the installed package
-beside a checkout (grader.model.paths.other_copies, grader.sandbox.fence.kit_secrets)."""
+beside a checkout (grader.model.paths.other_copies, grader.sandbox.hidden.kit_secrets)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_the_checkout_an_install_came_from_and_the_installed_package_are_found(t
     assert paths.other_copies() == [checkout, site.resolve()]
     monkeypatch.setattr(paths, "in_checkout", lambda: True)  # from a checkout: only the installed package
     assert paths.other_copies() == [site.resolve()]
-    from grader.sandbox.fence import kit_secrets
+    from grader.sandbox.hidden import kit_secrets
 
     assert str(checkout / "build") in kit_secrets(checkout) and str(checkout / "solutions") in kit_secrets(checkout)
     assert kit_secrets(site.resolve()) == [str(site.resolve() / "grader" / n) for n in

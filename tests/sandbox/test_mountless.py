@@ -214,13 +214,17 @@ for folder in ("/tmp", "/dev/shm", "/var/tmp", {sticky!r}):
 subprocess.run(["ipcmk", "-Q"], check=True, capture_output=True)  # a System V message queue
 subprocess.run([sys.executable, "-c", "import ctypes, os; ctypes.CDLL('librt.so.1').mq_open("  # a POSIX one
                 "b'/left-{mark}', os.O_CREAT | os.O_RDWR, 0o644, None)"], check=True)
+# another queue, its owner then set to nobody (IPC_SET): still its creator's to remove
+subprocess.run([sys.executable, "-c", "import ctypes; libc = ctypes.CDLL(None); q = libc.msgget(0, 0o1666); "
+                "buf = ctypes.create_string_buffer(256); libc.msgctl(q, 2, buf); "
+                "ctypes.c_uint32.from_buffer(buf, 4).value = 65534; assert libc.msgctl(q, 1, buf) == 0"], check=True)
 """
 FINDER = """
 import os
 for folder in ("/tmp", "/dev/shm", "/var/tmp", {sticky!r}):
     if os.path.exists(os.path.join(folder, ".left-{mark}")):
         raise RuntimeError("found what the last student left in " + folder)
-if any(line.split()[7] == str(os.getuid()) for line in open("/proc/sysvipc/msg").readlines()[1:]):
+if any(str(os.getuid()) in (line.split()[7], line.split()[9]) for line in open("/proc/sysvipc/msg").readlines()[1:]):
     raise RuntimeError("found the last student's message queue")
 """
 
@@ -292,12 +296,14 @@ def test_an_entry_gone_since_the_listing_skips_only_itself(tmp_path, monkeypatch
 
 def test_the_folders_every_user_may_write_to_are_found_wherever_others_reach(tmp_path):
     os.chmod(tmp_path, 0o755)
+    deep = "open/" + "/".join(f"d{i}" for i in range(8))  # nine levels down
     for name, mode in (("sticky", 0o1777), ("closed", 0o700), ("closed/sticky", 0o1777), ("open", 0o755),
-                       ("open/deeper", 0o755), ("open/deeper/scratch", 0o777)):
+                       ("open/deeper", 0o755), ("open/deeper/scratch", 0o777), *((deep[:deep.index(f"d{i}") + 2], 0o755)
+                                                                               for i in range(7)), (deep, 0o777)):
         (tmp_path / name).mkdir()
         os.chmod(tmp_path / name, mode)
     found = mountless.writable_folders([str(tmp_path)])
-    assert sorted(found) == [str(tmp_path / "open/deeper/scratch"), str(tmp_path / "sticky")]
+    assert sorted(found) == [str(tmp_path / deep), str(tmp_path / "open/deeper/scratch"), str(tmp_path / "sticky")]
     assert mountless.writable_folders([str(tmp_path)], depth=1) == [str(tmp_path / "sticky")]
 
 
