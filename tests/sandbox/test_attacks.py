@@ -323,10 +323,24 @@ def graded(tmp_path_factory):
     after = snapshot(*watched)
     book = json.loads((out / "results.json").read_text(encoding="utf-8")) if (out / "results.json").exists() else None
     # The run's block stays held a moment after the batch exits (its watchdog sweeps, then frees
-    # it): only then would what it left behind count as no live run's.
+    # it): only then would what it left behind count as no live run's. What another test file's
+    # run (killed with -9 on purpose) leaves for its own watchdog is gone a moment later; what
+    # this run left is still there: seen twice, three seconds apart, and not a zombie.
     time.sleep(2)
+    first = student_processes() - before_procs
+    time.sleep(3)
+    left = {pid for pid in first & student_processes() if not _zombie(pid)}
     return {"run": run, "book": book, "before": before, "after": after, "marker": marker, "tmp": tmp,
-            "course": course, "cohort": cohort, "procs": student_processes() - before_procs}
+            "course": course, "cohort": cohort, "procs": left}
+
+
+def _zombie(pid: int) -> bool:
+    """An ended process not yet reaped: it holds nothing and runs no code."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat_file:
+            return stat_file.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True  # gone
 
 
 ATTACKS = sorted(attacks({"cohort": "", "out": "", "marker": ""}))
