@@ -28,7 +28,7 @@ from grader.model.paths import PACKAGE_DIR
 
 # Files in a student's folder that are the kit's own, not stray exercises.
 _STUDENT_STATE = {".grade-state.json", ".grade", "__pycache__", ".ipynb_checkpoints"}
-_SHARED_PROBES = {"__init__.py", "common.py", "_data.py", "errors.py", "seeding.py"}  # shared by every probe module
+_SHARED_PROBES = {"__init__.py", "common.py", "errors.py", "seeding.py"}  # shared by every probe module
 
 
 @dataclass(frozen=True)
