@@ -1,8 +1,8 @@
 """The batch's own children (judges, the warm-up's): forked with Ctrl-C held off, dying with it.
 
-    >>> pid = fork_holding_ctrl_c()
-    >>> if pid == 0:
-    ...     signal.signal(signal.SIGINT, signal.SIG_IGN); release_ctrl_c(); die_with_parent(parent)
+    pid = fork_holding_ctrl_c()
+    if pid == 0:  # the child: its own handler first, then Ctrl-C let in
+        signal.signal(signal.SIGINT, signal.SIG_IGN); release_ctrl_c(); die_with_parent(parent)
 """
 
 from __future__ import annotations

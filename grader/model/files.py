@@ -35,7 +35,7 @@ def write_together(files: list[tuple[Path, str | bytes]]) -> None:
     version removed, then each put in place. Killed in between, the last file is missing
     rather than older than the others: never one generation's beside another's.
 
-    >>> write_together([(Path("out/results.json"), "{}"), (Path("out/grades.csv"), "student\n")])
+        write_together([(Path("out/results.json"), "{}"), (Path("out/grades.csv"), "student\n")])
     """
     written: list[Path] = []
     try:
