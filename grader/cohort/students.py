@@ -225,6 +225,7 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
         key = student_key(entry.name)
         target = Path(staged) / key
         peer = _peer_of(real, top, folders) if linked and real is not None else None
+        as_notebooks = nbgrader
         if real is None:
             files, problems = {}, [{"file": display_name(entry.name), "reason": "kit_link"}]
         elif dead:
@@ -240,13 +241,13 @@ def find_students(root: Path, course: Course, staged: Path, *, skip: tuple[Path,
             # each folder read as what it holds (a notebook student among .py ones, or the reverse);
             # one holding both (the stub beside the notebook, a scratch file) as most of the cohort
             kinds = _kinds(real)
-            own = nbgrader if len(kinds) != 1 else kinds == {"notebooks"}
-            files, problems = _read_student(real, course, own)
+            as_notebooks = nbgrader if len(kinds) != 1 else kinds == {"notebooks"}
+            files, problems = _read_student(real, course, as_notebooks)
         fingerprint = _stage(target, files, problems)
         names = set(files)
         present = frozenset(ex.id for ex in course.exercises if ex.file in names)
         if not any(EXERCISE_NAME.match(n) for n in names) and all(p.get("unread") for p in problems):
-            problems.append({"file": "", "reason": "no_notebooks" if nbgrader else "no_exercise_files"})
+            problems.append({"file": "", "reason": "no_notebooks" if as_notebooks else "no_exercise_files"})
         if any(p["reason"] in (WHOLE, "kit_link", "dead_link", "peer_link", "dir_link") for p in problems):  # every exercise says why
             refused = {ex.file: problems[0] for ex in course.exercises}
         else:

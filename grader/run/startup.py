@@ -109,10 +109,9 @@ def close_to_other_runs(paths: list[str], lang: str) -> None:
     students' files wherever their modes let anyone (`/proc/PID/cmdline` names the folder).
     A folder that cannot be closed (a read-only mount) is said, not fatal: this run's own
     workers never see it (its fence hides it)."""
+    from grader.model.paths import inside_the_kit
     from grader.sandbox.mountless import close_to_others
     from grader.sandbox.pool import linux_fence_here
-
-    from grader.model.paths import inside_the_kit
 
     if not linux_fence_here() or os.geteuid() != 0:
         return
