@@ -49,9 +49,9 @@ def band_facts(history) -> dict:
     """Step 0's losses and the last estimate's val loss."""
     rows = [e for e in _entries(history) if _well_formed(e)]
     if not rows:
-        return {"step0_train": None, "step0_val": None, "final_train": None, "final_val": None, "first_step": None}
+        return {"step0_train": None, "step0_val": None, "final_val": None, "first_step": None}
     return {"first_step": rows[0]["step"], "step0_train": rows[0]["train"], "step0_val": rows[0]["val"],
-            "final_train": rows[-1]["train"], "final_val": rows[-1]["val"]}
+            "final_val": rows[-1]["val"]}
 
 
 def steps_of(history) -> list:
@@ -97,7 +97,8 @@ def training_facts(corpus_path):
             table = weight.detach().to(torch.float32)
             with torch.no_grad():
                 own = {name: float(F.cross_entropy(table[d[:-1]], d[1:])) for name, d in (("train", train), ("val", val))}
-        losses = [v for v in run.get("estimate_losses", []) if type(v) is float]
+        losses = [float(v) for v in run.get("estimate_losses", []) if isinstance(v, torch.Tensor) and v.numel() == 1
+                  and v.is_floating_point()]
         block = 2 * EVAL_ITERS
         estimates = None
         if losses and len(losses) % block == 0:
