@@ -34,9 +34,29 @@ def safe_cell(name: str) -> str:
     first = name[:1]
     if name.startswith(_RISKY_START) or (first and (first.isspace() or unicodedata.category(first)[0] in "CZM"
                                                     or first in _BLANK_LETTERS)) \
-            or _reads_as(name) in (_reads_as(HEADER_NAME), _reads_as(MAX_ROW)) or _A_VALUE.match(name):
+            or _passes_for_a_title(name) or _A_VALUE.match(name):
         return "'" + name
     return name
+
+
+def _passes_for_a_title(name: str) -> bool:
+    """Whether a name says what the header or the max row says, or draws like it in letters
+    of other scripts (Unicode's confusables, through the `confusables` library where it is
+    installed, as it is with the instructor's extras): `ѕtudent` with a Cyrillic ѕ, `(mах)`
+    with a Cyrillic а and х, `ⅿax` with the Roman numeral ⅿ.
+
+    >>> _passes_for_a_title("\u0455tudent"), _passes_for_a_title("(m\u0430\u0445)"), _passes_for_a_title("alice")
+    (True, True, False)
+    """
+    said = _reads_as(name)
+    titles = (_reads_as(HEADER_NAME), _reads_as(MAX_ROW))
+    if said in titles:
+        return True
+    try:
+        import confusables
+    except ImportError:  # a student's install: grades.csv is the instructor's
+        return False
+    return any(confusables.is_confusable(said, title) for title in titles)
 
 
 # What a spreadsheet opening the CSV reads as a value, not a name: `0123` and `123` would be

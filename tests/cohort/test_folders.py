@@ -75,7 +75,9 @@ def test_cells_are_injective_and_never_formulas(a, b):
                                   # a combining grapheme joiner, a variation selector, a Hangul filler: they draw nothing
                                   "\u034f(max)", "student\u034f", "\u034fstudent", "student\ufe0f", "student\u3164",
                                   # blanks that are symbols (braille, a null notehead), brackets of another shape
-                                  "student\u2800", "\u2800(max)", "\U0001d159student", "\u2768max\u2769", "[max]"])
+                                  "student\u2800", "\u2800(max)", "\U0001d159student", "\u2768max\u2769", "[max]",
+                                  # letters of other scripts that draw alike: a Cyrillic ѕ, а and х, a Roman numeral ⅿ
+                                  "\u0455tudent", "(m\u0430\u0445)", "\u217fax", "STUD\u0415NT"])
 def test_look_alikes_of_the_header_and_max_row_are_quoted(name):
     assert safe_cell(name) == "'" + name
 
