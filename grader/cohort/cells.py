@@ -41,22 +41,31 @@ def safe_cell(name: str) -> str:
 
 def _passes_for_a_title(name: str) -> bool:
     """Whether a name says what the header or the max row says, or draws like it in letters
-    of other scripts (Unicode's confusables, through the `confusables` library where it is
-    installed, as it is with the instructor's extras): `ѕtudent` with a Cyrillic ѕ, `(mах)`
-    with a Cyrillic а and х, `ⅿax` with the Roman numeral ⅿ.
+    of other scripts (Unicode's confusables table, through the `confusable_homoglyphs` library
+    where it is installed, as it is with the instructor's extras): `ѕtudent` with a Cyrillic ѕ,
+    `(mах)` with a Cyrillic а and х.
 
     >>> _passes_for_a_title("\u0455tudent"), _passes_for_a_title("(m\u0430\u0445)"), _passes_for_a_title("alice")
     (True, True, False)
     """
     said = _reads_as(name)
     titles = (_reads_as(HEADER_NAME), _reads_as(MAX_ROW))
-    if said in titles:
-        return True
+    return said in titles or _latin_skeleton(said) in titles
+
+
+def _latin_skeleton(text: str) -> str:
+    """Each letter that is not ASCII replaced by the ASCII letter it draws like, if any
+    (`"ѕtudent"` -> `"student"`); `text` as it is without the library (a student's install:
+    grades.csv is the instructor's)."""
     try:
-        import confusables
-    except ImportError:  # a student's install: grades.csv is the instructor's
-        return False
-    return any(confusables.is_confusable(said, title) for title in titles)
+        from confusable_homoglyphs.confusables import confusables_data
+    except ImportError:
+        return text
+    out = []
+    for char in text:
+        alike = [] if char.isascii() else [h["c"] for h in confusables_data.get(char, ()) if h["c"].isascii()]
+        out.append(alike[0] if alike else char)
+    return "".join(out).casefold()
 
 
 # What a spreadsheet opening the CSV reads as a value, not a name: `0123` and `123` would be
