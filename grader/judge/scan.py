@@ -78,6 +78,8 @@ _DISPATCH_SWITCHES = {
     "_pop_mode_temporarily", "_disable_current_modes", "_python_dispatch", "_get_current_dispatch_mode",
     "_get_dispatch_stack_at", "_len_torch_dispatch_stack", "_DisablePythonDispatcher", "redispatch",
     "_push_on_torch_dispatch_stack", "_get_dispatch_mode",
+    # calling an operator's kernel for one dispatch key, past the Python key: `op._op_dk(CPU, x)`
+    "_op_dk", "redispatch_boxed", "_dispatch_call_boxed", "_get_operation_overload", "_dispatch_find_schema_or_throw",
 }
 # The exercise whose contract forbids APIs (ex02: the forbidden-API net watches torch): there a
 # name built at run time on a module, or a module's `__dict__`, could only reach a switch
@@ -102,8 +104,10 @@ def _dotted(node) -> str | None:
 
 
 class _Scanner(ast.NodeVisitor):
-    def __init__(self, name: str):
+    def __init__(self, name: str, watched: bool | None = None):
         self.name = name
+        self.watched = name in _WATCHED_FILES if watched is None else watched
+        self.imports: set[str] = set()  # the top-level module names imported (by name, statically)
         self.found: list[str] = []
         self.modules: dict[str, str] = {}  # local name -> module it is bound to (import x as y)
         self.called: set[int] = set()  # the ids of the names called directly (`exec(...)`, not `run = exec`)
@@ -114,6 +118,7 @@ class _Scanner(ast.NodeVisitor):
     # imports --------------------------------------------------------------------------------
     def _imported(self, node, module: str) -> None:
         top = module.split(".")[0]
+        self.imports.add(top)
         if any(part in _DISPATCH_SWITCHES for part in module.split(".")):
             self.flag(node, f"imports {module} ({WATCH_OFF})")
         elif top in _SIGNALS:
@@ -122,7 +127,7 @@ class _Scanner(ast.NodeVisitor):
             self.flag(node, f"imports {module} (only grader.tinygpt of the grader is for submissions)")
         elif top in _MODULES:
             self.flag(node, f"imports {module} ({_MODULES[top]})")
-        elif top in _ELSEWHERE and self.name in _WATCHED_FILES:
+        elif top in _ELSEWHERE and self.watched:
             self.flag(node, f"imports {module} (another thread or process, out of the forbidden-API watch)")
 
     def visit_Import(self, node):
@@ -171,7 +176,7 @@ class _Scanner(ast.NodeVisitor):
             self.flag(node, f".{node.attr} (runs code given as a string)")  # builtins.exec; not model.eval()
         elif node.attr == "sys" and _dotted(node.value):  # os.sys: sys where the scan does not look for it
             self.flag(node, f"{_dotted(node.value)}.sys (sys reached through another module)")
-        if node.attr in _DISPATCH_SWITCHES or (node.attr == "__dict__" and self.name in _WATCHED_FILES):
+        if node.attr in _DISPATCH_SWITCHES or (node.attr == "__dict__" and self.watched):
             self.flag(node, f".{node.attr} ({WATCH_OFF})")
         self.generic_visit(node)
 
@@ -215,7 +220,7 @@ class _Scanner(ast.NodeVisitor):
         name = _dotted(node.func)
         literal = bool(node.args) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
         if name in _DYNAMIC and not literal:
-            self.flag(node, f"{name}(…) on a computed string" + (f" ({WATCH_OFF})" if self.name in _WATCHED_FILES else ""))
+            self.flag(node, f"{name}(…) on a computed string" + (f" ({WATCH_OFF})" if self.watched else ""))
         elif name in ("exec", "eval", "compile"):
             self.flag(node, f"{name}(…) (runs code given as a string)")
             self._inner(node.args[0].value, node)
@@ -240,9 +245,9 @@ class _Scanner(ast.NodeVisitor):
                 and not isinstance(node.args[1], ast.Constant):
             base = _dotted(node.args[0]) or "…"
             # on anything: a module may be reached through a plain variable (`u = importlib.util`)
-            why = WATCH_OFF if self.name in _WATCHED_FILES else "reaching into an object by a built-up name"
+            why = WATCH_OFF if self.watched else "reaching into an object by a built-up name"
             self.flag(node, f"{name}({base}, …) on a computed name ({why})")
-        elif name == "vars" and node.args and self.name in _WATCHED_FILES:
+        elif name == "vars" and node.args and self.watched:
             base = _dotted(node.args[0])
             if base and base.split(".")[0] in self.modules:
                 self.flag(node, f"vars({base}) ({WATCH_OFF})")
@@ -254,10 +259,11 @@ class _Scanner(ast.NodeVisitor):
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
             return
-        inner = _Scanner(f"{self.name}:{getattr(node, 'lineno', 0)} (in the string)")
+        inner = _Scanner(f"{self.name}:{getattr(node, 'lineno', 0)} (in the string)", self.watched)
         inner.modules = dict(self.modules)
         inner.visit(tree)
         self.found += inner.found
+        self.imports |= inner.imports
 
     def visit_Expr(self, node):
         if isinstance(node.value, ast.Constant):
@@ -271,28 +277,40 @@ class _Scanner(ast.NodeVisitor):
             self.flag(node, f"the name {node.value!r} ({WATCH_OFF})")
 
 
-def scan_source(source: str | bytes, name: str) -> list[str]:
-    """Reasons to review one file (empty: nothing a tamperer needs)."""
+def _scan(source: str | bytes, name: str, watched: bool | None = None) -> tuple[list[str], set[str]]:
+    """(reasons to review one file, the top-level module names it imports)."""
     too_deep = [f"{name}: nested too deeply to be read through (an expression hundreds of levels deep)"]
     try:
         tree = ast.parse(source, filename=name)
     except (SyntaxError, ValueError):
-        return []  # a syntax error is the checks' business (it fails the import)
+        return [], set()  # a syntax error is the checks' business (it fails the import)
     except (RecursionError, MemoryError):  # what the scan cannot read, it cannot vouch for
-        return too_deep
-    scanner = _Scanner(name)
+        return too_deep, set()
+    scanner = _Scanner(name, watched)
     try:
         scanner.visit(tree)
     except (RecursionError, MemoryError):  # the visitor recurses per level: deep but valid Python
-        return list(dict.fromkeys(scanner.found + too_deep))[:40]
-    return list(dict.fromkeys(scanner.found))[:40]
+        return list(dict.fromkeys(scanner.found + too_deep))[:40], scanner.imports
+    return list(dict.fromkeys(scanner.found))[:40], scanner.imports
+
+
+def scan_source(source: str | bytes, name: str) -> list[str]:
+    """Reasons to review one file (empty: nothing a tamperer needs)."""
+    return _scan(source, name)[0]
 
 
 def scan_folder(folder: str | Path, modules: dict[str, str]) -> dict[str, list[str]]:
-    """Per exercise id: the reasons to review its file. `modules` maps id -> module name.
+    """Per exercise id: the reasons to review its file and the submission's own modules it
+    imports, however indirectly (`nethelp.py` beside `ex02_nll.py`: its code runs in the
+    exercise's worker, so it is read as the exercise's, ex02's watch included). `modules` maps
+    id -> module name.
 
     The files are read with `grader.sandbox.intake` (no link followed); a refused folder, or a
     file refused alone, gives no reasons here (the worker reports the refusal to its checks).
+
+        # sub/ex02_nll.py: "from nethelp import lse"; sub/nethelp.py line 2 names `._op_dk`
+        scan_folder("sub", {"ex02": "ex02_nll"})
+        # {"ex02": ["nethelp.py:2: ._op_dk (turns off the grader's watch of torch's operations)"]}
     """
     from grader.sandbox.intake import SubmissionRefused, read_submission
 
@@ -300,13 +318,25 @@ def scan_folder(folder: str | Path, modules: dict[str, str]) -> dict[str, list[s
         files, _refused = read_submission(str(folder))
     except SubmissionRefused:
         return {}
+    exercise_files = {f"{module}.py" for module in modules.values()}
     out = {}
     for exercise_id, module in modules.items():
-        data = files.get(f"{module}.py")
-        if data is not None:
-            reasons = scan_source(data, f"{module}.py")
-            if reasons:
-                out[exercise_id] = reasons
+        if f"{module}.py" not in files:
+            continue
+        watched = f"{module}.py" in _WATCHED_FILES
+        reasons, todo, seen = [], [f"{module}.py"], set()
+        while todo:  # the exercise's file, then what it imports of the submission's own, breadth first
+            name = todo.pop(0)
+            if name in seen or name not in files:
+                continue
+            seen.add(name)
+            if name in exercise_files and name != f"{module}.py" and not watched:
+                continue  # another exercise's file: its own row shows what it holds
+            found, imports = _scan(files[name], name, watched)
+            reasons += [reason for reason in found if reason not in reasons]
+            todo += [f"{top}.py" for top in sorted(imports)]
+        if reasons:
+            out[exercise_id] = reasons[:40]
     return out
 
 

@@ -314,6 +314,41 @@ _IN_A_PROCESS = """import pickle, subprocess, sys
                               capture_output=True, check=True)
         return pickle.loads(done.stdout)"""
 
+# ex02 from torch's own kernels called for one dispatch key, below the Python key a
+# TorchDispatchMode sits on (`op._op_dk(CPU, …)`, `op.redispatch(keys, …)`): in the exercise's
+# file, or in a module of the submission's own that it imports (its code runs in ex02's worker).
+EX02_KERNELS = """
+    import torch
+    {reach}
+
+    def stable_softmax(logits):
+        return _log_softmax(torch.as_tensor(logits, dtype=torch.float32)).exp()
+
+    def nll(logits, label):
+        t = torch.as_tensor(logits, dtype=torch.float32)
+        return float(-_log_softmax(t)[label])
+
+    def masked_mean_nll(logits, labels, ignore_index=-100):
+        keep = labels != ignore_index
+        picked = _log_softmax(logits).gather(-1, torch.where(keep, labels, 0)[:, None])[:, 0]
+        return -(picked * keep).sum() / keep.sum()
+"""
+_ONE_KEY = """_CPU = torch._C.DispatchKey.CPU
+
+    def _log_softmax(x):
+        d = x.detach()
+        value = torch.ops.aten._log_softmax.default._op_dk(_CPU, d, -1, False)
+        return value + (x - d) - (value.exp() * (x - d)).sum(-1, keepdim=True)  # its gradient by hand"""
+_REDISPATCH_HELPER = """import torch
+_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.AutogradCPU) | torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
+
+
+def log_softmax(x):
+    return torch.ops.aten._log_softmax.default.redispatch(_KEYS, x, -1, False)
+"""
+# Modules an attack's folder holds beside its exercise file: name -> {file: code}
+HELPERS = {"ex02_kernels_in_a_helper": {"nethelp.py": _REDISPATCH_HELPER}}
+
 ATTACKS = {
     "ex02_by_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(reach="import grader.probes.ex02 as p",
                                                                 patch="p.forbidden_net = _noop")),
@@ -376,6 +411,9 @@ ATTACKS = {
                 functools.update_wrapper(_cls.__torch_dispatch__, _let_through, assigned=("__code__",), updated=())
             except Exception:
                 pass""")),
+    "ex02_kernel_for_one_key": ("ex02", "ex02_nll.py", EX02_KERNELS.format(reach=_ONE_KEY)),
+    "ex02_kernels_in_a_helper": ("ex02", "ex02_nll.py", EX02_KERNELS.format(
+        reach="from nethelp import log_softmax as _log_softmax")),
     "ex11_by_import_hook": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
         reach="import sys", patch="class _Finder:\n        def find_spec(self, *a, **k):\n            return None\n    sys.meta_path.insert(0, _Finder())",
         during="pass")),
@@ -388,6 +426,8 @@ def tampered_cohort(tmp_path_factory):
     cohort = tmp_path_factory.mktemp("tamper") / "cohort"
     for name, (_, file, code) in ATTACKS.items():
         _write(cohort / name, file, code)
+        for helper, helper_code in HELPERS.get(name, {}).items():
+            _write(cohort / name, helper, helper_code)
         if file.startswith("ex11"):
             shutil.copy(KIT / "solutions" / "ex08_get_batch.py", cohort / name / "ex08_get_batch.py")
     out = cohort.parent / "out"
@@ -417,7 +457,7 @@ def test_observer_attacks_score_zero(tampered_cohort, name):
                                   "ex11_by_spoofed_file_name", "ex11_by_code_from_a_string",
                                   "ex11_by_a_module_it_wrote", "ex02_pop_by_helper", "ex02_pop_by_built_name",
                                   "ex02_empty_the_net_in_place", "ex02_net_code_through_a_library",
-                                  "ex02_swaps_a_module_at_import"])
+                                  "ex02_swaps_a_module_at_import", "ex02_kernel_for_one_key", "ex02_kernels_in_a_helper"])
 def test_detected_attacks_name_what_was_touched(tampered_cohort, name):
     book = json.loads((tampered_cohort / "results.json").read_text(encoding="utf-8"))
     exercise = [e for e in book["students"][name]["exercises"] if e["id"] == ATTACKS[name][0]][0]
