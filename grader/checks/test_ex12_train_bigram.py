@@ -75,14 +75,15 @@ def form_of(history) -> dict:
 
 BACKED_TOL = 0.03  # the last estimate (eval_iters batches) against the whole split: about 0.002 apart
 ROW_TOL = 1e-3  # a row against the mean of the losses its estimate's forwards computed (rounded: 5e-5)
+WEIGHT_TOL = 1e-4  # the lesson's run reproduced: the reference's predictions (log-probabilities), to float rounding
 FULL_ITERS, EVAL_ITERS = 3000, 200  # train_bigram's defaults: the lesson's run
 
 
 def training_facts(corpus_path):
     """From what the full run did (grader/probes/ex12.full_training): the returned model's mean
     loss over the whole train and val splits, computed here from its table (None for no such
-    table); its backward passes; and, when every estimate forward was given targets, each
-    estimate's mean train and val loss, (train, val) per estimate in order (else None)."""
+    table); its backward passes and training forwards (gradients on); and the loss of each
+    estimate forward given targets, in order, as numbers."""
     def facts(run):
         import torch
         import torch.nn.functional as F
@@ -99,32 +100,67 @@ def training_facts(corpus_path):
                 own = {name: float(F.cross_entropy(table[d[:-1]], d[1:])) for name, d in (("train", train), ("val", val))}
         losses = [float(v) for v in run.get("estimate_losses", []) if isinstance(v, torch.Tensor) and v.numel() == 1
                   and v.is_floating_point()]
-        block = 2 * EVAL_ITERS
-        estimates = None
-        if losses and len(losses) % block == 0:
-            means = [sum(losses[i:i + EVAL_ITERS]) / EVAL_ITERS for i in range(0, len(losses), EVAL_ITERS)]
-            estimates = [{"train": means[i], "val": means[i + 1]} for i in range(0, len(means), 2)]
+        events = run.get("events")
+        forwards = sum(e[1] for e in events if type(e) in (list, tuple) and len(e) == 2 and e[0] == "T"
+                       and type(e[1]) is int) if type(events) in (list, tuple) else 0
         backwards = run.get("backwards")
-        return {"own": own, "backwards": backwards if type(backwards) is int else 0, "estimates": estimates}
+        return {"own": own, "backwards": backwards if type(backwards) is int else 0, "training_forwards": forwards,
+                "losses": losses}
     return facts
 
 
-def _require_trained(student, corpus_path, rows: list[dict]):
+def estimate_means(losses: list, rows: int) -> list | None:
+    """The mean train and val loss of each of `rows` estimates, from their forwards' losses in
+    order (each estimate: its train batches, then its val batches, as many each); None when
+    they do not split so (no estimate forward given targets, or a number that does not divide).
+
+    >>> estimate_means([4.0, 4.2, 3.0, 3.2, 2.0, 2.2, 1.0, 1.2], 2)
+    [{'train': 4.1, 'val': 3.1}, {'train': 2.1, 'val': 1.1}]
+    """
+    if rows <= 0 or not losses or len(losses) % (2 * rows):
+        return None
+    n = len(losses) // (2 * rows)
+    means = [sum(losses[i:i + n]) / n for i in range(0, len(losses), n)]
+    return [{"train": means[i], "val": means[i + 1]} for i in range(0, len(means), 2)]
+
+
+def _next_char_log_probs(run):
+    """What the returned model predicts: its table's rows as log-probabilities, float64 (a
+    constant added to a row changes nothing); None for no floating 2-D table."""
+    import torch
+
+    weight = run.get("weight") if type(run) is dict else None
+    if not isinstance(weight, torch.Tensor) or not weight.is_floating_point() or weight.dim() != 2:
+        return None
+    return torch.log_softmax(weight.detach().to(torch.float64), dim=-1)
+
+
+def _require_trained(student, corpus_path, rows: list[dict], reference=None):
     """The history (`rows`: its well-formed rows, "train" and "val") must be the training's own:
-    the model made FULL_ITERS backward passes; the last row is the returned model's losses over
-    the whole splits, computed here from its table, within BACKED_TOL; and where every estimate
-    forward was given targets, each row is the mean of the losses those forwards computed. A
-    history no training produced (the lesson's table, copied beside an untrained model) fails."""
+    the model made FULL_ITERS training forwards and backward passes; every row is the mean of
+    the losses its estimate's forwards computed (`model(x, y)`, as estimate_loss calls it); the
+    last row is the returned model's losses over the whole splits, computed here from its
+    table, within BACKED_TOL; and, with `reference` (the lesson's table reproduced), the
+    returned model predicts what the reference training's does, within WEIGHT_TOL. A history no training
+    produced (the lesson's table, or a table counted from the data, beside a model that made
+    empty backward passes) fails."""
     label = "train_bigram(train_data, val_data, 65)"
-    got = assert_ok(derived(student, training_facts(corpus_path)).observe(probe("ex12.full_training", corpus_path)),
-                    label)
-    own = got.get("own") if isinstance(got, dict) else None
-    last = rows[-1] if rows else None
+    a_call = probe("ex12.full_training", corpus_path)
+    got = assert_ok(derived(student, training_facts(corpus_path)).observe(a_call), label)
+    if not isinstance(got, dict):
+        got = {}
+    own, last = got.get("own"), rows[-1] if rows else None
+    done = min(got.get("backwards", 0), got.get("training_forwards", 0))
+    estimates = estimate_means(got.get("losses") or [], len(rows))
     problem = None
-    if not isinstance(got, dict) or got.get("backwards", 0) < FULL_ITERS:
-        problem = (f"模型只做了 {got.get('backwards', 0) if isinstance(got, dict) else 0} 次反向传播（应为 {FULL_ITERS}）",
-                   f"the model made {got.get('backwards', 0) if isinstance(got, dict) else 0} backward passes "
-                   f"({FULL_ITERS} expected)")
+    if done < FULL_ITERS:
+        problem = (f"模型只做了 {got.get('training_forwards', 0)} 次训练前向、{got.get('backwards', 0)} 次反向传播（应为各 {FULL_ITERS}）",
+                   f"the model made {got.get('training_forwards', 0)} training forwards and {got.get('backwards', 0)} "
+                   f"backward passes ({FULL_ITERS} of each expected)")
+    elif estimates is None:
+        problem = ("history 的行对不上模型在估计时算出的 loss（估计应当用 estimate_loss，即 model(x, y)）",
+                   "history's rows do not match the losses the model computed in its estimates "
+                   "(estimate with estimate_loss, model(x, y))")
     elif type(own) is not dict or last is None or not all(abs(own[k] - last[k]) <= BACKED_TOL for k in ("train", "val")):
         problem = ("返回的模型在整个 train/val 上的 loss " + (f"{own['train']:.4f}/{own['val']:.4f}" if type(own) is dict else "—")
                    + f"，与 history 最后一行相差超过 {BACKED_TOL}",
@@ -132,13 +168,17 @@ def _require_trained(student, corpus_path, rows: list[dict]):
                    + (f"{own['train']:.4f}/{own['val']:.4f}" if type(own) is dict else "—")
                    + f" are not within {BACKED_TOL} of history's last row")
     else:
-        estimates = got.get("estimates")
-        if estimates is not None and len(estimates) == len(rows):
-            off = [i for i, (row, est) in enumerate(zip(rows, estimates))
-                   if any(abs(row[k] - est[k]) > ROW_TOL for k in ("train", "val"))]
-            if off:
-                problem = (f"history 第 {off[0]} 行不是模型在那次估计里算出的 loss 的平均",
-                           f"history's row {off[0]} is not the mean of the losses the model computed in that estimate")
+        off = [i for i, (row, est) in enumerate(zip(rows, estimates))
+               if any(abs(row[k] - est[k]) > ROW_TOL for k in ("train", "val"))]
+        if off:
+            problem = (f"history 第 {off[0]} 行不是模型在那次估计里算出的 loss 的平均",
+                       f"history's row {off[0]} is not the mean of the losses the model computed in that estimate")
+    if problem is None and reference is not None:
+        mine = assert_ok(derived(student, _next_char_log_probs).observe(a_call), label)
+        theirs = assert_ok(derived(reference, _next_char_log_probs).observe(a_call), label)
+        if mine is None or theirs is None or mine.shape != theirs.shape or float((mine - theirs).abs().max()) > WEIGHT_TOL:
+            problem = ("表对上了，但返回的模型不是课文那次训练得到的模型",
+                       "the table matches, but the returned model is not the one the lesson's training gives")
     if problem is None:
         return
     fail(f"history 应当来自这次训练：{problem[0]}（返回 train_bigram 建好并训练过的模型，history 是它的估计）",
@@ -205,7 +245,7 @@ def test_lesson_table(student, reference, corpus_path):
 
     got_rows = rows_of(history)
     if got_rows == LESSON:
-        _require_trained(student, corpus_path, [r for r in history if "step" in r])
+        _require_trained(student, corpus_path, [r for r in history if "step" in r], reference)
         student.record("lesson table", f"{len(LESSON)} 行 / rows", f"{len(LESSON)}/{len(LESSON)} ✓")
         return
     first = next(i for i, (a, b) in enumerate(zip(LESSON, got_rows)) if a != b)

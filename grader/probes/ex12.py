@@ -196,11 +196,12 @@ def history(mod, corpus_path, progress=None):
 def full_training(mod, corpus_path, progress=None):
     """What the full run did, for the judge to tie the history to it: the returned model's table
     (`token_embedding_table.weight`, the one built or a copy; else None), how many backward
-    passes it made, and the loss of each estimate forward given targets, in order. A history
-    no training produced (the lesson's table, copied) is told apart."""
+    passes it made, the loss of each estimate forward given targets, in order, and the order
+    of forward calls (estimates and training steps). A history no training produced (the
+    lesson's table, copied) is told apart."""
     run = _full(mod, corpus_path, progress)
     return {"weight": run["returned_weight"], "backwards": run["backwards"],
-            "estimate_losses": run["estimate_losses"]}
+            "estimate_losses": run["estimate_losses"], "events": run["events"]}
 
 
 # ---- the short run (structure) --------------------------------------------------------------

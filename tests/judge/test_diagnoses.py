@@ -482,6 +482,62 @@ def test_ex12_a_history_no_training_produced_scores_nothing(tmp_path, references
     assert all("history should come from this training" in c.finding.en for c in result.checks)
 
 
+COUNTED = """
+import torch
+import torch.nn.functional as F
+from ex08_get_batch import get_batch
+from ex09_bigram import BigramLanguageModel
+from ex11_estimate_loss import estimate_loss
+from grader.model.lesson import LESSON_HISTORY
+
+
+def train_bigram(train_data, val_data, vocab_size, max_iters=3000, eval_interval=300,
+                 eval_iters=200, learning_rate=1e-2, batch_size=32, block_size=8, seed=1337):
+    torch.manual_seed(seed)
+    model = BigramLanguageModel(vocab_size)
+    w = model.token_embedding_table.weight
+    for _ in range(max_iters):  # backward passes that train nothing
+        (w * 0).sum().backward()
+    counts = torch.zeros(vocab_size, vocab_size)
+    counts.index_put_((train_data[:-1], train_data[1:]), torch.ones(len(train_data) - 1), accumulate=True)
+    with torch.no_grad():  # the best bigram table, counted, not learned
+        w.copy_((counts + 0.01).log())
+        own = {name: float(F.cross_entropy(w[d[:-1]], d[1:])) for name, d in (("train", train_data), ("val", val_data))}
+    lesson = {row["step"]: row for row in LESSON_HISTORY}
+    steps = [it for it in range(max_iters) if it % eval_interval == 0 or it == max_iters - 1]
+    return model, [dict(lesson[s]) if s in lesson else {"step": s, **own} for s in steps]
+"""
+
+
+def test_ex12_a_counted_table_beside_empty_backward_passes_scores_nothing(tmp_path, references):
+    """No optimizer, no training forward: 3000 backward passes of `(w * 0).sum()`, the bigram
+    table counted from the data, the lesson's rows and the counted table's own losses as the
+    history. It once kept the band and the table (8 points, 17/20 in all)."""
+    references("ex12")
+    (tmp_path / "student_ex12_counted.py").write_text(COUNTED, encoding="utf-8")
+    module = load_module_from(tmp_path, "student_ex12_counted")
+    result = _grade("ex12", module, references, only={"test_required_band", "test_lesson_table"})
+    assert len(result.checks) == 2 and not any(c.passed for c in result.checks), \
+        [(c.name, c.passed, c.finding and c.finding.en) for c in result.checks]
+    assert all("training forwards" in c.finding.en for c in result.checks), [c.finding.en for c in result.checks]
+
+
+def test_ex12_the_lessons_table_needs_the_lessons_model(tmp_path, references):
+    """The lesson's training, its rows its own, then the table nudged after the last estimate
+    (its losses move by less than the last row's tolerance): the rows can be matched by a model
+    that is not the lesson's, so the table's points need the lesson's predictions too."""
+    nudged = ("    return model, history", "    with torch.no_grad():\n"
+              "        model.token_embedding_table.weight.add_(1e-2 * torch.randn(vocab_size, vocab_size))\n"
+              "    return model, history")
+    result = _grade("ex12", _submission(tmp_path, "ex12", [nudged], references), references,
+                    only={"test_required_band", "test_lesson_table"})
+    passed = {c.name: c.passed for c in result.checks}
+    assert passed == {"test_required_band": True, "test_lesson_table": False}, \
+        [(c.name, c.finding and c.finding.en) for c in result.checks]
+    (table,) = [c for c in result.checks if c.name == "test_lesson_table"]
+    assert "not the one the lesson's training gives" in table.finding.en, table.finding.en
+
+
 # ------------------------------------------------------------------ no vacuous passes
 
 def _all_raise(tmp_path, exercise_id: str, error: str = "ValueError('no')", name: str = "raising"):
