@@ -87,6 +87,13 @@ RUN_AUTOGRADER = """#!/usr/bin/env bash
 set -uo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 export GPT_COURSE_DATA="$ROOT/source/data"
+# The course secret (per-submission hidden inputs): root's alone, taken out of the environment
+# before any student code runs (grader.judge.draws)
+if [ -f "$ROOT/source/course-secret" ]; then
+  chmod 600 "$ROOT/source/course-secret"
+  GRADE_COURSE_SECRET="$(cat "$ROOT/source/course-secret")"
+  export GRADE_COURSE_SECRET
+fi
 cd "$ROOT/source"
 exec "$ROOT/venv/bin/python" -m grader.build.gradescope_run --root "$ROOT"
 """
@@ -132,11 +139,22 @@ def _corpus(course: Course) -> Path | None:
         return None
 
 
-def _add(bundle: zipfile.ZipFile, name: str, data: bytes | str, executable: bool = False) -> None:
+def _add(bundle: zipfile.ZipFile, name: str, data: bytes | str, executable: bool = False, mode: int | None = None) -> None:
     info = zipfile.ZipInfo(name, date_time=time.localtime()[:6])
     info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
+    info.external_attr = ((mode if mode is not None else 0o755 if executable else 0o644) | stat.S_IFREG) << 16
     bundle.writestr(info, data)
+
+
+def _secret(course: Course) -> bytes:
+    """The course's secret (GRADE_COURSE_SECRET, or the kit's `.course-secret`), so the bundle
+    draws the hidden inputs `grade batch` draws; else one of the bundle's own. Students never
+    see the bundle, so their hidden inputs are drawn per submission on Gradescope too."""
+    import secrets
+
+    from grader.judge.draws import course_secret
+
+    return course_secret(course) or secrets.token_hex(32).encode()
 
 
 def build_bundle(course: Course, out: Path, *, hidden_visibility: str = HIDDEN_VISIBILITY, lang: str = "zh",
@@ -166,6 +184,7 @@ def build_bundle(course: Course, out: Path, *, hidden_visibility: str = HIDDEN_V
         _add(bundle, "setup.sh", SETUP_SH, executable=True)
         _add(bundle, "run_autograder", RUN_AUTOGRADER, executable=True)
         _add(bundle, "gradescope.json", json.dumps(settings, indent=2))
+        _add(bundle, "course-secret", _secret(course), mode=0o600)
         _add(bundle, "README.md", README.format(title=course.title.en, version=__version__, hidden=hidden_visibility,
                                                 points=points))
         for name, path in _kit_entries(course):

@@ -95,6 +95,10 @@ def test_bundle_layout(bundle):
     setup = zipfile.ZipFile(bundle).read("setup.sh").decode()
     assert "torch==2.13.0" in setup and "python3.11" in setup and "rm -rf \"$SOURCE/kit\"" in setup
     assert zipfile.ZipFile(bundle).getinfo("run_autograder").external_attr >> 16 & 0o111
+    # hidden inputs drawn per submission there too: a secret of the bundle's own, root's alone
+    secret = zipfile.ZipFile(bundle).read("course-secret")
+    assert len(secret) >= 32 and zipfile.ZipFile(bundle).getinfo("course-secret").external_attr >> 16 & 0o077 == 0
+    assert "GRADE_COURSE_SECRET" in zipfile.ZipFile(bundle).read("run_autograder").decode()
 
 
 def test_folder_wrapped_upload(bundle, tmp_path):
