@@ -111,10 +111,15 @@ def test_whole_corpus(student, reference, corpus_path):
          label="tiny Shakespeare round trip")
 
 
+TWICE = 2000  # grader.probes.ex06.TWICE: the corpus's first ids, decoded twice over
+
+
 def roundtrip_facts(text: str):
     """From the ids and the text that came back: their count and digests, and whether the text
     is the corpus (two decodes wrong in different ways, one joining with spaces, one dropping
-    the newlines, are told apart by the decoded text's length and digest). Computed here."""
+    the newlines, are told apart by the decoded text's length and digest), and whether the
+    first TWICE ids twice over decode to the corpus's start twice (a sequence encode never
+    returned: a decode that looks up what encode saw is told apart). Computed here."""
 
     def facts(value: dict) -> dict:
         ids, back = value["ids"], value["back"]
@@ -123,8 +128,12 @@ def roundtrip_facts(text: str):
         else:
             ids_digest = f"not a list of int ({type(ids).__name__})"
         back_text = back if type(back) is str else repr(type(back).__name__)
+        head = ids[:TWICE] if type(ids) is list else []
+        # the text of those ids, read here from the corpus: a char per id
+        twice_ok = type(value.get("twice")) is str and value["twice"] == text[:len(head)] * 2
         return {"n_ids": len(ids) if type(ids) is list else None, "ids_sha256": ids_digest,
                 "decoded_equals_text": back == text, "decoded_len": len(back_text),
-                "decoded_sha256": hashlib.sha256(back_text.encode("utf-8", "replace")).hexdigest()}
+                "decoded_sha256": hashlib.sha256(back_text.encode("utf-8", "replace")).hexdigest(),
+                "decodes_its_first_ids_twice_over": twice_ok}
 
     return facts

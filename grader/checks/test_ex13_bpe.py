@@ -71,6 +71,11 @@ def test_encode_decode_examples(student, reference):
                 reference=reference)
     check_value(student, probe("ex13.decode", [258, 100], MINBPE_MERGES), "aaabd",
                 label="bpe_decode([258, 100], merges)", reference=reference)
+    # the same ids twice over, which no encode returned: decoded, not looked up
+    check_value(student, probe("ex13.decode", [228, 189, 160] * 2, []), "你你",
+                label="bpe_decode([228, 189, 160, 228, 189, 160], [])", reference=reference)
+    check_value(student, probe("ex13.decode", [258, 100] * 2, MINBPE_MERGES), "aaabd" * 2,
+                label="bpe_decode([258, 100, 258, 100], merges)", reference=reference)
 
 
 @pytest.mark.points(2)

@@ -60,7 +60,7 @@ def roundtrips(mod, seed, n_texts, max_len):
     """decode(encode(s)) for seeded random strings s drawn from each text's own vocabulary.
 
     Each case: a random training text (its vocabulary), then strings made of that
-    vocabulary, decoded from a list and from a 1-D tensor.
+    vocabulary, decoded from a list and from a 1-D tensor, and decode(ids + ids) (s twice).
     """
     rng = random.Random(seed)
     alphabet = "\n !',-.:;?abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ3&$你好龍é"
@@ -71,7 +71,10 @@ def roundtrips(mod, seed, n_texts, max_len):
         vocab = sorted(set(text))
         s = "".join(rng.choice(vocab) for _ in range(rng.randint(0, max_len)))
         ids = tok.encode(s)
-        out.append([tok.decode(list(ids)), tok.decode(torch.tensor([int(i) for i in ids], dtype=torch.long))])
+        # and the ids twice over, a sequence encode never returned: a decode that looks up what
+        # encode saw (a memo keyed by the ids) decodes it for real
+        out.append([tok.decode(list(ids)), tok.decode(torch.tensor([int(i) for i in ids], dtype=torch.long)),
+                    tok.decode(list(ids) * 2)])
     return out
 
 
@@ -88,9 +91,13 @@ def unknown_char(mod, text, s):
 
 
 def corpus_roundtrip(mod, path):
-    """encode the whole corpus, then decode the ids: both as returned (the judge compares them
-    with the corpus it reads itself)."""
+    """encode the whole corpus, then decode the ids, and its first TWICE ids twice over: as
+    returned (the judge compares them with the corpus it reads itself)."""
     text = read_corpus(path)
     tok = mod.CharTokenizer(text)
     ids = tok.encode(text)
-    return {"ids": ids, "back": tok.decode(ids)}
+    head = list(ids[:TWICE]) if isinstance(ids, list) else []
+    return {"ids": ids, "back": tok.decode(ids), "twice": tok.decode(head * 2)}
+
+
+TWICE = 2000  # the first ids of the corpus, decoded twice over: a sequence encode never returned

@@ -27,7 +27,13 @@ def decode(mod, ids, merges):
 
 
 def roundtrip(mod, train_text, vocab_size, texts):
-    """With the student's own merges: decode(encode(t)) for every t (should give t back)."""
+    """With the student's own merges: decode(encode(t)) for every t (should give t back), and
+    decode(ids + ids), a sequence encode never returned (t twice; a decode that looks up what
+    encode saw decodes it for real)."""
     merges = attribute(mod, "train_bpe")(train_text, vocab_size)
     enc, dec = attribute(mod, "bpe_encode"), attribute(mod, "bpe_decode")
-    return [dec(enc(t, merges), merges) for t in texts]
+    out = []
+    for t in texts:
+        ids = enc(t, merges)
+        out.append([dec(ids, merges), dec(list(ids) * 2, merges) if isinstance(ids, list) else None])
+    return out

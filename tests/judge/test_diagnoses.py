@@ -538,6 +538,28 @@ def test_ex12_the_lessons_table_needs_the_lessons_model(tmp_path, references):
     assert "not the one the lesson's training gives" in table.finding.en, table.finding.en
 
 
+def test_a_decode_that_only_looks_up_what_encode_saw_fails_the_round_trips(tmp_path, references):
+    """encode remembers each text by its ids and decode only looks them up (no decoding at
+    all): the round-trip checks once passed, since they decoded exactly what encode had just
+    returned in the same worker. Each now also decodes a sequence no encode returned."""
+    ex06 = _submission(tmp_path, "ex06", [
+        ("        return [self.stoi[ch] for ch in s]",
+         "        ids = [self.stoi[ch] for ch in s]\n        _SEEN[tuple(ids)] = s\n        return ids"),
+        ('        return "".join(self.itos[int(i)] for i in ids)',
+         '        return _SEEN.get(tuple(int(i) for i in ids), "")\n\n\n_SEEN = {}')])
+    checks = {"test_roundtrip_random", "test_whole_corpus"}
+    result = _grade("ex06", ex06, references, only=checks)
+    assert {c.name for c in result.checks} == checks and not any(c.passed for c in result.checks), \
+        [(c.name, c.passed) for c in result.checks]
+    ex13 = _submission(tmp_path, "ex13", [
+        ("    return ids\n\n\ndef bpe_decode", "    _SEEN[tuple(ids)] = text\n    return ids\n\n\n_SEEN = {}\n\n\ndef bpe_decode"),
+        ('    return data.decode("utf-8", errors="replace")', '    return _SEEN.get(tuple(int(i) for i in ids), "")')])
+    checks = {"test_roundtrip_own_merges", "test_encode_decode_examples"}
+    result = _grade("ex13", ex13, references, only=checks)
+    assert {c.name for c in result.checks} == checks and not any(c.passed for c in result.checks), \
+        [(c.name, c.passed) for c in result.checks]
+
+
 # ------------------------------------------------------------------ no vacuous passes
 
 def _all_raise(tmp_path, exercise_id: str, error: str = "ValueError('no')", name: str = "raising"):
