@@ -85,6 +85,8 @@ _DISPATCH_SWITCHES = {
 # name built at run time on a module, or a module's `__dict__`, could only reach a switch
 # under another spelling, so it counts as naming one.
 _WATCHED_FILES = ("ex02_nll.py",)
+# What reads an attribute by a name given as a value, as getattr does
+_BY_NAME = {"__getattribute__", "attrgetter", "methodcaller", "getattr_static"}
 # ...where code run in another thread or process is out of the watch's sight (its worker may
 # start neither: grader.sandbox.limits.ALONE); naming the means is flagged there.
 _ELSEWHERE = {"threading", "_thread", "concurrent", "multiprocessing", "subprocess"}
@@ -251,6 +253,10 @@ class _Scanner(ast.NodeVisitor):
             base = _dotted(node.args[0])
             if base and base.split(".")[0] in self.modules:
                 self.flag(node, f"vars({base}) ({WATCH_OFF})")
+        elif self.watched and name and name.split(".")[-1] in _BY_NAME and not all(
+                isinstance(arg, ast.Constant) for arg in node.args[(1 if name.endswith("__getattribute__") else 0):]):
+            # getattr under other names: an attribute (`_op_dk`) spelt at run time
+            self.flag(node, f"{name}(…) on a computed name ({WATCH_OFF})")
         self.generic_visit(node)
 
     def _inner(self, source: str, node) -> None:

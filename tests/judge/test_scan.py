@@ -51,3 +51,31 @@ def test_the_references_and_stubs_are_not_flagged():
     for folder in ("solutions", "exercises"):
         for path in sorted((KIT / folder).glob("ex*.py")):
             assert scan_source(path.read_text(encoding="utf-8"), path.name) == [], path
+
+
+@pytest.mark.parametrize("source", [
+    # an operator's kernel for one dispatch key, below the Python key ex02's watch sits on
+    "import torch\nf = torch.ops.aten._softmax.default._op_dk\n",
+    "import torch\nk = torch.ops.aten._log_softmax.default._handle.redispatch_boxed\n",
+    "import torch\nop = torch.ops.aten._softmax.default\nf = object.__getattribute__(op, '_op' + '_dk')\n",
+    "import operator\nf = operator.attrgetter('_op' + '_dk')\n",
+])
+def test_kernels_past_the_watch_are_named_in_ex02(source):
+    assert any("turns off the grader's watch" in reason for reason in scan_source(source, "ex02_nll.py"))
+
+
+def test_an_exercise_is_read_with_the_modules_of_its_own_it_imports(tmp_path):
+    """A helper beside ex02 holds the switch; another exercise's file it imports is read as
+    ex02's too (its code runs in ex02's worker), and a helper nobody imports is not."""
+    from grader.judge.scan import scan_folder
+
+    (tmp_path / "ex02_nll.py").write_text("from nethelp import lse\nimport ex01_windows\n", encoding="utf-8")
+    (tmp_path / "nethelp.py").write_text("import deeper\n", encoding="utf-8")
+    (tmp_path / "deeper.py").write_text("import torch\nK = torch.ops.aten._log_softmax.default.redispatch\n",
+                                        encoding="utf-8")
+    (tmp_path / "ex01_windows.py").write_text("import torch\ng = getattr(torch._C, 'x' + 'y')\n", encoding="utf-8")
+    (tmp_path / "unused.py").write_text("import gc\n", encoding="utf-8")
+    reviews = scan_folder(tmp_path, {"ex01": "ex01_windows", "ex02": "ex02_nll"})
+    assert any(r.startswith("deeper.py:2:") and "turns off the grader's watch" in r for r in reviews["ex02"])
+    assert any(r.startswith("ex01_windows.py:2:") and "turns off the grader's watch" in r for r in reviews["ex02"])
+    assert not any("turns off" in r for r in reviews["ex01"]) and not any("unused.py" in r for v in reviews.values() for r in v)
