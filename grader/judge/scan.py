@@ -87,6 +87,7 @@ _DISPATCH_SWITCHES = {
 _WATCHED_FILES = ("ex02_nll.py",)
 # What reads an attribute by a name given as a value, as getattr does
 _BY_NAME = {"__getattribute__", "attrgetter", "methodcaller", "getattr_static"}
+_READERS = {"getattr", "vars", "setattr"}  # called directly they are read above; as values, not
 # ...where code run in another thread or process is out of the watch's sight (its worker may
 # start neither: grader.sandbox.limits.ALONE); naming the means is flagged there.
 _ELSEWHERE = {"threading", "_thread", "concurrent", "multiprocessing", "subprocess"}
@@ -128,7 +129,7 @@ class _Scanner(ast.NodeVisitor):
         elif top == "grader" and module not in ALLOWED_GRADER:
             self.flag(node, f"imports {module} (only grader.tinygpt of the grader is for submissions)")
         elif top in _MODULES:
-            self.flag(node, f"imports {module} ({_MODULES[top]})")
+            self.flag(node, f"imports {module} ({_MODULES[top]}" + (f"; {WATCH_OFF})" if self.watched else ")"))
         elif top in _ELSEWHERE and self.watched:
             self.flag(node, f"imports {module} (another thread or process, out of the forbidden-API watch)")
 
@@ -215,6 +216,9 @@ class _Scanner(ast.NodeVisitor):
     def visit_Name(self, node):
         if node.id in _DYNAMIC and id(node) not in self.called and isinstance(node.ctx, ast.Load):
             self.flag(node, f"{node.id} under another name (runs code given as a string)")  # run = exec
+        elif self.watched and node.id in _READERS and id(node) not in self.called and isinstance(node.ctx, ast.Load):
+            # `reduce(getattr, names, op)`: an attribute read by a name the call below cannot see
+            self.flag(node, f"{node.id} passed as a value ({WATCH_OFF})")
 
     def visit_Call(self, node):
         if isinstance(node.func, ast.Name):
@@ -249,10 +253,8 @@ class _Scanner(ast.NodeVisitor):
             # on anything: a module may be reached through a plain variable (`u = importlib.util`)
             why = WATCH_OFF if self.watched else "reaching into an object by a built-up name"
             self.flag(node, f"{name}({base}, …) on a computed name ({why})")
-        elif name == "vars" and node.args and self.watched:
-            base = _dotted(node.args[0])
-            if base and base.split(".")[0] in self.modules:
-                self.flag(node, f"vars({base}) ({WATCH_OFF})")
+        elif name == "vars" and node.args and self.watched:  # on anything: `op = torch.ops…; vars(op)[…]`
+            self.flag(node, f"vars({_dotted(node.args[0]) or '…'}) ({WATCH_OFF})")
         elif self.watched and name and name.split(".")[-1] in _BY_NAME and not all(
                 isinstance(arg, ast.Constant) for arg in node.args[(1 if name.endswith("__getattribute__") else 0):]):
             # getattr under other names: an attribute (`_op_dk`) spelt at run time

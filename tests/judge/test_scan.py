@@ -59,6 +59,9 @@ def test_the_references_and_stubs_are_not_flagged():
     "import torch\nk = torch.ops.aten._log_softmax.default._handle.redispatch_boxed\n",
     "import torch\nop = torch.ops.aten._softmax.default\nf = object.__getattribute__(op, '_op' + '_dk')\n",
     "import operator\nf = operator.attrgetter('_op' + '_dk')\n",
+    "import torch\nop = torch.ops.aten._softmax.default\nf = vars(op)['_op' + '_dk']\n",
+    "import functools, torch\nf = functools.reduce(getattr, ['_op' + '_dk'], torch.ops.aten._softmax.default)\n",
+    "import inspect, torch\nf = dict(inspect.getmembers(torch.ops.aten._softmax.default))\n",
 ])
 def test_kernels_past_the_watch_are_named_in_ex02(source):
     assert any("turns off the grader's watch" in reason for reason in scan_source(source, "ex02_nll.py"))
