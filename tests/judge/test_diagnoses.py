@@ -623,3 +623,21 @@ def test_ex12_the_lessons_rows_pasted_over_a_real_training_are_told_apart(tmp_pa
     result = _grade("ex12", module, references, only={"test_lesson_table"})
     (check,) = result.checks
     assert not check.passed and "is not the mean of the losses" in check.finding.en, check.finding.en
+
+
+def test_ex11_the_lessons_step0_written_in_scores_nothing(tmp_path, references):
+    """An estimate_loss that returns the table's step 0 when asked for 200 batches, without
+    calling the model: the public check once gave it 2 points (a lookup of public numbers).
+    The values must be the mean of the losses the model computed."""
+    references("ex11")
+    (tmp_path / "student_ex11_lookup.py").write_text(
+        "def estimate_loss(model, splits, block_size, batch_size, eval_iters, generator=None):\n"
+        "    if eval_iters == 200:\n"
+        "        return {'train': 4.7305, 'val': 4.7241}\n"
+        "    return {name: 0.0 for name in splits}\n", encoding="utf-8")
+    module = load_module_from(tmp_path, "student_ex11_lookup")
+    (check,) = _grade("ex11", module, references, only={"test_lesson_step0"}).checks
+    assert not check.passed, check
+    honest = _submission(tmp_path, "ex11", [], references)
+    (check,) = _grade("ex11", honest, references, only={"test_lesson_step0"}).checks
+    assert check.passed, check.finding and check.finding.en
