@@ -148,9 +148,10 @@ def test_decode_whole_bytes(student, reference):
 
 
 @pytest.mark.points(2)
-def test_roundtrip_own_merges(student, reference):
+def test_roundtrip_own_merges(student, reference, draws):
     """decode(encode(t)) == t：中文、emoji、任意 Unicode | Round trip for any string"""
-    texts = [CHINESE, EMOJI, "", "a", "aaa", "\x00\n\t", "𠮷野家"] + [random_text(200 + s, 80) for s in range(6)]
-    for train_text, vocab in [(CHINESE * 2 + EMOJI * 2, 320), (random_text(7, 300), 300), ("aaaa" * 10, 262)]:
+    # hidden inputs: the random texts drawn per submission when the course has a secret (grader.judge.draws)
+    texts = [CHINESE, EMOJI, "", "a", "aaa", "\x00\n\t", "𠮷野家"] + [random_text(draws.seed(200 + s), 80) for s in range(6)]
+    for train_text, vocab in [(CHINESE * 2 + EMOJI * 2, 320), (random_text(draws.seed(7), 300), 300), ("aaaa" * 10, 262)]:
         same(student, reference, probe("ex13.roundtrip", train_text, vocab, texts),
              label=f"decode(encode(t)) with train_bpe(<{len(train_text)} chars>, {vocab})")
