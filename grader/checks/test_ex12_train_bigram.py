@@ -141,9 +141,9 @@ def _require_trained(student, corpus_path, rows: list[dict], reference=None):
     the losses its estimate's forwards computed (`model(x, y)`, as estimate_loss calls it); the
     last row is the returned model's losses over the whole splits, computed here from its
     table, within BACKED_TOL; and, with `reference` (the lesson's table reproduced), the
-    returned model predicts what the reference training's does, within WEIGHT_TOL. A history no training
-    produced (the lesson's table, or a table counted from the data, beside a model that made
-    empty backward passes) fails."""
+    returned model predicts what the reference training's does, within WEIGHT_TOL. A history
+    no training produced (the lesson's table, or a table counted from the data, beside a
+    model that made empty backward passes) fails."""
     label = "train_bigram(train_data, val_data, 65)"
     a_call = probe("ex12.full_training", corpus_path)
     got = assert_ok(derived(student, training_facts(corpus_path)).observe(a_call), label)
