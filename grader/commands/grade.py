@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from grader.commands.options import ISOLATION_OPTION
 from grader.commands.paths import AnyPath, OutputFile
 from grader.model.course import CourseError
 from grader.model.messages import say
@@ -28,6 +29,7 @@ def grading_options(func):
         click.option("--show-hidden", is_flag=True, default=False,
                      help="教师用：显示隐藏测试的输入、期望值和输出（学生看到的报告不显示）/ instructors: show hidden "
                           "checks' inputs, expected values and output (a student's report never does)"),
+        ISOLATION_OPTION,
         click.option("--show-answers", is_flag=True, default=False,
                      help="教师用：在每个未通过的检查下显示期望的答案和改法（text、json）/ instructors: show the "
                           "expected answer and the fix under each failing check (text, json)"),
@@ -43,7 +45,8 @@ def make_grade_command(name: str) -> click.Command:
     @click.command(name=name, help=helps.get(name, f"评分 {name} / grade {name}"))
     @grading_options
     @click.pass_obj
-    def command(obj, submission, reference, fmt, out, hidden_visibility, color, lang, show_hidden, show_answers):
+    def command(obj, submission, reference, fmt, out, hidden_visibility, color, lang, show_hidden, isolation,
+                show_answers):
         from grader.report.render import ANSWER_FORMATS
         from grader.run.grading import grade_command
 
@@ -64,7 +67,7 @@ def make_grade_command(name: str) -> click.Command:
                                            known=", ".join(e.id for e in course.exercises))) from None
         code = grade_command(course, ids, submission=submission, reference=reference, fmt=fmt, out=out,
                              color=color, lang=obj.lang, hidden_visibility=hidden_visibility,
-                             show_hidden=show_hidden, show_answers=show_answers)
+                             show_hidden=show_hidden, show_answers=show_answers, isolation=isolation)
         sys.exit(code)
 
     return command

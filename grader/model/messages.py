@@ -104,73 +104,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "watch_bye": {"zh": "已退出 grade watch。进度保存在 {path}", "en": "left grade watch. Progress is kept in {path}"},
     "watch_cancelled": {"zh": "文件又保存了：重新评分 …", "en": "saved again: grading the new version …"},
     "watch_error": {"zh": "评分没能完成：{detail}", "en": "grading did not finish: {detail}"},
-    # as root where workers get no mount namespace (Docker's default profile): grader.sandbox.mountless
-    "fence_modes": {"zh": "这里的评分进程没有自己的挂载命名空间（Docker 的默认设置）：以下路径已对其他用户关闭（o-rwx），"
-                          "学生代码读不到 / the workers here get no mount namespace of their own (Docker's default "
-                          "profile): closed to other users (o-rwx), out of the student code's reach: {paths}",
-                    "en": "the workers here get no mount namespace of their own (Docker's default profile): closed "
-                          "to other users (o-rwx), out of the student code's reach: {paths}"},
-    "work_closed": {"zh": "学生作业所在的文件夹已对其他用户关闭（o-rwx），同一台机器上其他评分的工作进程读不到：{paths}",
-                    "en": "the folders the students' work is read from are closed to other users (o-rwx), out of "
-                          "reach of other gradings' workers on this machine: {paths}"},
-    "work_open": {"zh": "无法对其他用户关闭（同一台机器上其他评分的工作进程可能读到）：{paths}",
-                  "en": "cannot be closed to other users (other gradings' workers on this machine may read it): {paths}"},
-    "fence_python": {"zh": "无法评分：这里的评分进程没有自己的挂载命名空间（Docker 的默认设置），它们以另一个用户运行，"
-                           "读不到 Python 的安装：{paths}。请把 Python 装在其他用户能读的地方（例如 /usr/local 或 "
-                           "/opt），或让容器允许挂载命名空间（docker run --cap-add SYS_ADMIN --security-opt "
-                           "seccomp=unconfined --security-opt apparmor=unconfined）。没有评任何提交。 / cannot grade: "
-                           "the workers here get no mount namespace of their own (Docker's default profile) and run "
-                           "as another user, who cannot read the Python installation: {paths}. Install Python where "
-                           "other users can read it (/usr/local or /opt, say), or let the container have mount "
-                           "namespaces (docker run --cap-add SYS_ADMIN --security-opt seccomp=unconfined "
-                           "--security-opt apparmor=unconfined). Nothing was graded.",
-                     "en": "cannot grade: the workers here get no mount namespace of their own (Docker's default "
-                           "profile) and run as another user, who cannot read the Python installation: {paths}. "
-                           "Install Python where other users can read it (/usr/local or /opt, say), or let the "
-                           "container have mount namespaces (docker run --cap-add SYS_ADMIN --security-opt "
-                           "seccomp=unconfined --security-opt apparmor=unconfined). Nothing was graded."},
-    "fence_open": {"zh": "无法评分：这里的评分进程没有自己的挂载命名空间（Docker 的默认设置），而以下路径无法对其他用户关闭，"
-                         "学生代码能读到：{paths}。请把它们放到其他用户读不到的地方，或让容器允许挂载命名空间"
-                         "（docker run --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt "
-                         "apparmor=unconfined）。没有评任何提交。 / cannot grade: the workers here get no mount "
-                         "namespace of their own (Docker's default profile), and these cannot be closed to other "
-                         "users, so student code could read them: {paths}. Keep them where other users cannot "
-                         "read, or let the container have mount namespaces (docker run --cap-add SYS_ADMIN "
-                         "--security-opt seccomp=unconfined --security-opt apparmor=unconfined). Nothing was graded.",
-                   "en": "cannot grade: the workers here get no mount namespace of their own (Docker's default "
-                         "profile), and these cannot be closed to other users, so student code could read them: "
-                         "{paths}. Keep them where other users cannot read, or let the container have mount "
-                         "namespaces (docker run --cap-add SYS_ADMIN --security-opt seccomp=unconfined "
-                         "--security-opt apparmor=unconfined). Nothing was graded."},
-    "batch_unfenced": {"zh": "不评分：这里（没有用户命名空间的普通用户、Windows 或 macOS）学生的代码以你的身份运行，能读、能改"
-                             "别的学生的作业、OUT 和成绩册。请以 root 运行（sudo、Docker、CI），或允许用户命名空间"
-                             "（Ubuntu 23.10 及以后：sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0），"
-                             "或加 --unfenced 照样评分（那就不是正式成绩）。 / not grading: here (an ordinary user "
-                             "without user namespaces, Windows or macOS) a student's code runs as you, and can read and "
-                             "change the other students' work, OUT and the gradebook. Run it as root (sudo, Docker, "
-                             "CI), or allow user namespaces (Ubuntu 23.10 and later: sudo sysctl "
-                             "kernel.apparmor_restrict_unprivileged_userns=0), or pass --unfenced to grade anyway "
-                             "(not an official grade).",
-                       "en": "not grading: here (an ordinary user without user namespaces, Windows or macOS) a "
-                             "student's code runs as you, and can read and change the other students' work, OUT and "
-                             "the gradebook. Run it as root (sudo, Docker, CI), or allow user namespaces (Ubuntu "
-                             "23.10 and later: sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0), or pass "
-                             "--unfenced to grade anyway (not an official grade)."},
-    "batch_unfenced_anyway": {"zh": "--unfenced：学生的代码以你的身份运行，能读、能改别的学生的作业和成绩册；这次的分数不是正式成绩 / "
-                                    "--unfenced: students' code runs as you and can read and change each other's work "
-                                    "and the gradebook; these scores are not an official grade",
-                              "en": "--unfenced: students' code runs as you and can read and change each other's work "
-                                    "and the gradebook; these scores are not an official grade"},
     # grade batch: the time bound (grader.cohort.batch.time_bound), the answers computed ahead
     # (grader.cohort.warmup) and the summary line; Chinese beside English unless --lang en
-    "batch_busy": {"zh": "这台机器已经很忙（1 分钟平均负载 {load}，{cores} 个核），再加 {jobs} 个评分进程，它们得分着用 CPU："
-                         "时间限制按墙上时间计，代码用时接近上限的学生可能因此丢分。请少同时跑几个评分，或调低 -j。"
-                         " / this machine is busy already (load average {load} on {cores} cores); with {jobs} more "
-                         "judge(s) they will share the CPU: time limits count wall time, so a student whose code "
-                         "comes close to them can lose checks. Run fewer gradings at once, or lower -j.",
-                   "en": "this machine is busy already (load average {load} on {cores} cores); with {jobs} more "
-                         "judge(s) they will share the CPU: time limits count wall time, so a student whose code "
-                         "comes close to them can lose checks. Run fewer gradings at once, or lower -j."},
     "batch_bound": {"zh": "{pending} 名待评：每名学生的代码最多 {each}，{judges} 个评分进程合计最多 {total}"
                           "（另加评分程序自己的时间：各项比较和最后写成绩册，通常几秒）/ {pending} to grade: at most "
                           "{each} of student code each, {total} in all on {judges} judge(s), plus the grader's own "
@@ -194,29 +129,26 @@ CATALOG: dict[str, dict[str, str]] = {
                           "en": "1 student ({noted} with a note), mean {mean}/{total} -> {grades}, {results}"},
     # the gradebook's note column, past its first problems (grader.cohort.gradebook.note_text)
     "note_more": {"zh": "另有 {more} 项", "en": "and {more} more"},
-    # the zygote killed from outside (kill -9, the OOM killer): nothing it touched is recorded
-    "zygote_gone": {"zh": "评分中断：启动工作进程的 zygote（pid {pid}）被外部终止了（kill，或内存不足时系统的 OOM "
-                          "killer），不是提交的代码造成的。这次的结果不算，也没有写出；请重新运行。",
-                    "en": "grading stopped: the zygote that starts the workers (pid {pid}) was killed from outside "
-                          "(kill, or the system's OOM killer), not by the submission's code. No result of this run "
-                          "counts or was written: run it again."},
+    # the grader's own problems (grader.sandbox.failures): nothing of the submission being graded is recorded
+    "overloaded": {"zh": "评分中断：这台机器太忙了，一次时限 {limit} 秒的调用等了 {wall} 秒都没分到足够的 CPU。"
+                         "这是评分环境的问题，不是提交的代码造成的；没有记分。请在不那么忙的机器上重新运行（会接着评）。",
+                   "en": "grading stopped: this machine was too busy: a call with a {limit} s limit waited {wall} s "
+                         "without getting enough of a CPU. The grading machine's problem, not the submission's; "
+                         "nothing was scored. Run it again on a less busy machine (it resumes)."},
+    "zygote_gone": {"zh": "评分中断：启动工作进程的 zygote（pid {pid}）结束了，也没能重新启动。这次的结果不算，"
+                          "也没有写出；请重新运行。",
+                    "en": "grading stopped: the zygote that starts the workers (pid {pid}) ended and could not be "
+                          "started again. No result of this run counts or was written: run it again."},
     "no_process": {"zh": "评分中断：系统 30 秒内都没能给评分程序一个新进程（这个用户或整台机器的进程数到了上限，"
                          "被别的程序占着），不是提交的代码造成的。这次的结果不算，也没有写出；请稍后重新运行。",
                    "en": "grading stopped: for 30 s the system refused the grader a new process (the user's or the "
                          "machine's process limit, held by other programs), not the submission's code. No result of "
                          "this run counts or was written: run it again later."},
-    "fence_failed": {"zh": "评分中断：这台机器上，隔离挡不住工作进程读取 {paths}（评分程序本身的问题，不是提交的代码造成的）。"
-                           "正在评的学生没有记分，也没有写出结果；此前评完的学生已保存。请报告这个问题。",
-                     "en": "grading stopped: here the fence cannot keep {paths} from the workers (the grader's own "
-                           "problem, not the submission's code). The submission being graded was not scored and "
-                           "nothing of it was written; students graded before are saved. Please report this."},
-    "zygote_gone_batch": {"zh": "评分中断：启动工作进程的 zygote（pid {pid}）被外部终止了（kill，或内存不足时系统的 OOM "
-                                "killer），不是学生的代码造成的。当时正在评的学生没有记分；此前评完的学生已保存。"
-                                "重新运行同一条命令，会接着评剩下的学生。",
-                          "en": "grading stopped: the zygote that starts the workers (pid {pid}) was killed from "
-                                "outside (kill, or the system's OOM killer), not by a student's code. The students "
-                                "being graded then were not scored; those graded before are saved. Run the same "
-                                "command again to grade the rest."},
+    "zygote_gone_batch": {"zh": "评分中断：启动工作进程的 zygote（pid {pid}）结束了，也没能重新启动。当时正在评的学生没有"
+                                "记分；此前评完的学生已保存。重新运行同一条命令，会接着评剩下的学生。",
+                          "en": "grading stopped: the zygote that starts the workers (pid {pid}) ended and could not "
+                                "be started again. The students being graded then were not scored; those graded "
+                                "before are saved. Run the same command again to grade the rest."},
     "watch_start": {"zh": "正在加载 torch 与参考答案（只在开始时一次）…",
                     "en": "loading torch and the reference (once, at the start) …"},
     # pictures

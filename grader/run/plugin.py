@@ -16,6 +16,7 @@ from grader.judge.verdicts import StudentView
 from grader.judge.hiding import hidden_view_of
 from grader.model.results import CheckResult, title_from_doc
 from grader.run.markers import MARKERS, exercise_of, is_manual, is_public, points_of, timeout_of
+from grader.sandbox import Overloaded, ZygoteGone
 
 
 
@@ -113,6 +114,9 @@ class GradingPlugin:
         finding = None
         if report.failed:
             err = call.excinfo.value if call.excinfo else None
+            if isinstance(err, (Overloaded, ZygoteGone)):  # the grader's problem: the run stops, nothing recorded
+                self.session.fault = err
+                pytest.exit("grader fault", returncode=3)
             if isinstance(err, CheckFailed):
                 finding = err.finding
             else:
