@@ -1,6 +1,7 @@
 """从 wheel 安装：一个新的环境里，工具包照样满分评分。
 
-The kit as a real package: the wheel built from the kit (`pip wheel . --no-deps`) is installed
+The kit as a real package: the wheel built from the instructor's kit (`pip wheel . --no-deps`,
+named gpt_course_grader_instructor: it carries the reference) is installed
 into a fresh virtual environment (torch and the other dependencies come from this one through a
 .pth file, so nothing is downloaded), and there, away from the checkout:
 `grade --version` and `python -m grader --version`, `grade list`, `grade init DIR` then
@@ -53,7 +54,7 @@ def wheel(tmp_path_factory) -> Path:
     # --no-build-isolation: setuptools from this environment, so the test reaches no index
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation",
                     "--quiet", "-w", str(out)], check=True, timeout=300, cwd=src, env=_offline())
-    (found,) = out.glob("gpt_course_grader-*.whl")
+    (found,) = out.glob("*.whl")
     return found
 
 
@@ -91,6 +92,10 @@ def _lost(report: dict) -> list:
 def test_wheel_carries_the_course(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "grader/_kit/course.toml" in names and "grader/_kit/datasets/catalog.toml" in names
+    # the instructor's wheel: the reference inside, and its name says so (students install the release)
+    assert wheel.name.startswith("gpt_course_grader_instructor-"), wheel.name
+    assert {f"grader/_kit/solutions/{p.name}" for p in (ROOT / "solutions").glob("ex*.py")} <= names
+    assert not any(name.endswith("input.txt") for name in names)  # the corpus: `grade data` fetches it
     assert {f"grader/_kit/exercises/{p.name}" for p in (ROOT / "exercises").glob("ex*.py")} <= names
     assert "grader/checks/test_ex01_windows.py" in names and "grader/__main__.py" in names
 
