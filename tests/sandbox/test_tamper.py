@@ -23,11 +23,12 @@ from pathlib import Path
 
 import pytest
 
+from tests import corpus
 from tests.sandbox.as_user import as_user_prefix, needs_root
 
 KIT = Path(__file__).resolve().parents[2]
 GRADE = [str(Path(sys.executable).parent / "grade")]
-DATA = os.environ.get("GPT_COURSE_DATA", "/work/shared/datasets")
+DATA = str(corpus.FOLDER)
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fence is Linux's")
 
