@@ -9,4 +9,13 @@ PYTHON="${PYTHON:-python3}"
 # is the torch the kit keeps (its own requirement allows others).
 .venv/bin/pip install --quiet "torch==2.13.0"
 .venv/bin/pip install --quiet -e ".[dev]"
+# Official grading (grade batch, --submission as root or in CI) runs each submission inside
+# bubblewrap, with a libseccomp syscall filter: installed here where this is Debian/Ubuntu as root.
+if ! command -v bwrap >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2 >/dev/null
+  else
+    echo "note: official grading needs bubblewrap: sudo apt-get install bubblewrap (docs/security.md)" >&2
+  fi
+fi
 echo "ready: .venv/bin/grade --help"
