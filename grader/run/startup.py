@@ -65,6 +65,27 @@ def secret_paths(course: Course | None) -> list[str]:
     return list(dict.fromkeys(str(p) for p in found))
 
 
+def close_secrets(course: Course | None) -> list[str]:
+    """Close what no worker may read to other users (`chmod -R go-rwx`), for the container tier,
+    whose workers drop to an unprivileged uid: run when an image is built, as root. The paths
+    closed, in order.
+
+        close_secrets(course)   # ['/usr/lib/python3.11/site-packages/grader/checks', ...]
+    """
+    closed = []
+    for path in secret_paths(course):
+        if not os.path.lexists(path) or os.path.islink(path):
+            continue
+        for folder, dirs, files in os.walk(path) if os.path.isdir(path) else [("", [], [path])]:
+            for name in [*dirs, *files]:
+                target = os.path.join(folder, name) if folder else name
+                if not os.path.islink(target):
+                    os.chmod(target, os.lstat(target).st_mode & 0o7700)
+        os.chmod(path, os.lstat(path).st_mode & 0o7700)
+        closed.append(path)
+    return closed
+
+
 def start_zygote(course: Course | None = None, tier: str = "practice", *, unseen=(), slot: int = 0,
                  lang: str = "zh"):
     """Start the run's zygote in `tier` and return it; `IsolationRefused` (exit 3) when that
@@ -86,11 +107,13 @@ def start_zygote(course: Course | None = None, tier: str = "practice", *, unseen
     hidden = [*secret_paths(course), *map(str, unseen)]
     try:
         if tier == CONTAINER:
-            from grader.sandbox.container import WORKER_UID, check_unreadable, require_root
+            from grader.sandbox.bubblewrap import python_roots, worker_view
+            from grader.sandbox.container import WORKER_UID, check_readable, check_unreadable, require_root
 
             require_root()
             uid = WORKER_UID - slot
             check_unreadable(hidden, uid)
+            check_readable([*python_roots(), *map(str, worker_view()), *data_folders(course)], uid)
             return Zygote(CONTAINER, uid=uid, data=data_folders(course)).start()
         uid = worker_uid(slot) if os.geteuid() == 0 else None
         return Zygote(BUBBLEWRAP, uid=uid, unseen=hidden, data=data_folders(course)).start()
@@ -161,5 +184,5 @@ def references_for(course: Course, cache_dir: Path | None = None):
     return RecordedReferences(course), True
 
 
-__all__ = ["IsolationRefused", "start_zygote", "load_judge", "freeze_loaded", "resolve_corpus", "corpus_provider",
+__all__ = ["IsolationRefused", "close_secrets", "start_zygote", "load_judge", "freeze_loaded", "resolve_corpus", "corpus_provider",
            "references_for", "data_folders", "secret_paths", "worker_uid"]

@@ -85,4 +85,19 @@ def check_unreadable(paths: list[str], uid: int = WORKER_UID) -> None:
             f"in the container tier the workers (uid {uid}) could read: {shown}. The way out: chmod -R go-rwx {shown}")
 
 
-__all__ = ["WORKER_UID", "require_root", "readable_as", "check_unreadable"]
+def check_readable(paths: list[str], uid: int = WORKER_UID) -> None:
+    """IsolationUnavailable when a worker of `uid` could not read what it needs (Python, the
+    kit's worker side, the lesson's data): said with the way out, before anything is graded."""
+    present = [p for p in paths if os.path.exists(p)]
+    unread = sorted(set(present) - set(readable_as(present, uid)))
+    if unread:
+        shown = " ".join(unread[:6]) + (" …" if len(unread) > 6 else "")
+        raise IsolationUnavailable(
+            f"容器模式下工作进程（uid {uid}）读不到它需要的：{shown}。办法：把 Python 与评分工具装在其他用户能读的地方"
+            f"（例如 /usr/local），或 chmod o+rx 这些路径及其上层文件夹",
+            f"in the container tier the workers (uid {uid}) cannot read what they need: {shown}. The way out: "
+            f"install Python and the kit where other users can read them (/usr/local, say), or chmod o+rx "
+            f"these paths and the folders above them")
+
+
+__all__ = ["WORKER_UID", "require_root", "readable_as", "check_unreadable", "check_readable"]
