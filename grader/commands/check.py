@@ -1,4 +1,4 @@
-"""`grade check`: the kit's self-test, for instructors and CI."""
+"""`grade check`: the kit's self-test, for instructors and CI; `--mutants`: how strong the checks are."""
 
 from __future__ import annotations
 
@@ -6,12 +6,37 @@ import sys
 
 import click
 
+from grader.model.course import CourseError
+
 
 @click.command("check")
+@click.argument("exercises", nargs=-1)
 @click.option("--only", "only", multiple=True, help="只检查这些练习 / only these exercises")
+@click.option("--mutants", is_flag=True,
+              help="给参考答案造变异体，列出通过全部检查的那些（报告，不是门槛）/ grade mutants of the "
+                   "references and list the survivors (a report, not a gate: exit 0)")
+@click.option("--max-mutants", "most", type=click.IntRange(min=1), default=None,
+              help="每个练习最多评这么多个变异体 / at most this many mutants per exercise")
+@click.option("--budget", type=click.FloatRange(min=0), default=600.0, show_default=True,
+              help="每个练习的秒数上限，估计超出就跳过（0：不限）/ seconds per exercise; an exercise whose "
+                   "mutants would take longer is left out (0: no limit)")
 @click.pass_obj
-def check_command(obj, only):
-    """自检：存根全部失败、参考全部通过、错误都被识别 / the kit's self-test."""
+def check_command(obj, exercises, only, mutants, most, budget):
+    """自检：存根全部失败、参考全部通过、错误都被识别 / the kit's self-test.
+
+    EXERCISES: 只检查这些练习（同 --only）/ only these exercises (as --only).
+    """
+    course = obj.course
+    chosen = list(exercises) + list(only)
+    try:
+        ids = [course.exercise(ex_id).id for ex_id in chosen]
+    except CourseError as err:
+        raise click.UsageError(str(err)) from None
+    if mutants:
+        from grader.build.mutant_check import run_mutants
+
+        run_mutants(course, ids or [e.id for e in course.exercises], most=most, budget=budget or None)
+        sys.exit(0)
     from grader.build.selfcheck import run_selfcheck
 
-    sys.exit(run_selfcheck(obj.course, obj.lang, only=list(only) or None))
+    sys.exit(run_selfcheck(course, obj.lang, only=ids or None))

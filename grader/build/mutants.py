@@ -1,0 +1,186 @@
+"""Mutants of a reference solution: the same file with one small, mechanical change.
+
+A mutant is what a student's bug looks like: a comparison reversed, a number off by one, a
+slice bound moved, the wrong dimension, a call left out. The generic operators are
+cosmic-ray's (`cosmic_ray.operators`: arithmetic, comparisons, unary operators, booleans,
+numbers ±1, `break`/`continue`, loops with no iteration); the ones particular to tensor
+code are `grader.build.tensor_mutations`. Only the code a student writes is mutated
+(`student_lines`): the bodies of the functions and methods, not their docstrings, not the
+module's constants (hand answers, checked on their own).
+
+    >>> source = "def f(t):\\n    return t[:-1]\\n"
+    >>> [f"{m.before} -> {m.after}  ({m.operator})" for m in mutants_of(source)][:2]
+    ['return t[:-1] -> return t[1:]  (ShiftByOne)', 'return t[:-1] -> return t[:]  (ShiftByOne)']
+
+Two operators that write the same program give one mutant (the first operator's name is
+kept: the tensor ones come first), and so do `-0` and `0`.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import itertools
+import tokenize
+import types
+import warnings
+from dataclasses import dataclass
+from operator import invert, neg, pos
+
+from cosmic_ray.ast import ast_nodes, get_ast
+from cosmic_ray.mutating import mutate_code
+
+from grader.build.tensor_mutations import OPERATORS as TENSOR_OPERATORS
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant: where (`line`, 1-based), the line before and after, the operator, the code."""
+
+    operator: str
+    line: int
+    before: str
+    after: str
+    source: str
+
+    def shown(self, where: str) -> str:
+        """`ex01 solutions/ex01_windows.py:29  inputs = tokens[:-1] -> inputs = tokens[1:]  (ShiftByOne)`"""
+        return f"{where}:{self.line}  {self.before} -> {self.after}  ({self.operator})"
+
+
+def student_lines(source: str) -> list[range]:
+    """The lines a student writes: each function's and method's body after its docstring.
+
+        def f(x):            # not a site: the signature is given
+            \"\"\"Doc.\"\"\"      # not a site: the docstring is given
+            return x + 1     # a site
+        ANSWER = 3           # not a site: a hand answer, checked on its own
+    """
+    tree = ast.parse(source)
+    functions = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            functions += [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.append(node)
+    spans = []
+    for function in functions:
+        body = function.body
+        if ast.get_docstring(function, clean=False) is not None:
+            body = body[1:]
+        if body:
+            spans.append(range(body[0].lineno, body[-1].end_lineno + 1))
+    return spans
+
+
+# cosmic-ray's binary operators in two families; a mutant crossing from one to the other
+# (`+` into `<<`) is a TypeError on a float and no student's bug.
+_ARITHMETIC = ("Add", "Sub", "Mul", "Div", "FloorDiv", "Mod", "Pow")
+_BITWISE = ("RShift", "LShift", "BitOr", "BitAnd", "BitXor")
+_CROSSING = {f"ReplaceBinaryOperator_{a}_{b}" for family, other in ((_ARITHMETIC, _BITWISE), (_BITWISE, _ARITHMETIC))
+             for a, b in itertools.product(family, other)}
+
+
+def generic_operators() -> list[tuple[str, object]]:
+    """cosmic-ray's core operators, by name, but those that need arguments (VariableReplacer,
+    VariableInserter: a chosen variable and a random draw) and the crossing binary ones."""
+    from cosmic_ray.plugins import get_operator, operator_names
+
+    chosen = []
+    for full_name in operator_names():
+        name = full_name.rpartition("/")[2]
+        operator = get_operator(full_name)
+        if operator.arguments() or name in _CROSSING:
+            continue
+        chosen.append((name, operator()))
+    # NumberReplacer first: when `~1` and `- 2` are one program, the survivor reads `- 2`
+    return sorted(chosen, key=lambda named: named[0] != "NumberReplacer")
+
+
+def operators() -> list[tuple[str, object]]:
+    """Every operator, the tensor ones first (their names win when two write the same mutant)."""
+    return [(op.__name__, op()) for op in TENSOR_OPERATORS] + generic_operators()
+
+
+def mutants_of(source: str) -> list[Mutant]:
+    """Every mutant of `source` at the lines a student writes, in the order of the operators."""
+    sites = student_lines(source)
+    original = _program(source)
+    seen = {original}
+    lines = _code_lines(source)
+    nodes = list(ast_nodes(get_ast(source)))  # read only: each mutant is made from the source again
+    found = []
+    for name, operator in operators():
+        positions = [pos for node in nodes for pos in operator.mutation_positions(node)]
+        for occurrence, ((line, _), _) in enumerate(positions):
+            if not any(line in span for span in sites):
+                continue
+            mutated = mutate_code(source, operator, occurrence)
+            program = _program(mutated) if mutated is not None else None
+            if program is None or program in seen:
+                continue
+            seen.add(program)
+            found.append(_described(name, lines, mutated))
+    return found
+
+
+def _described(operator: str, lines: list[str], mutated: str) -> Mutant:
+    after = _code_lines(mutated)
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, lines, after, autojunk=False).get_opcodes():
+        if tag != "equal":
+            return Mutant(operator, i1 + 1, " / ".join(lines[i1:i2]), " / ".join(after[j1:j2]), mutated)
+    raise ValueError("a mutant with no changed line")
+
+
+def _code_lines(source: str) -> list[str]:
+    """Each line stripped of its comment and its indentation (comments say the same before and after)."""
+    lines = source.splitlines()
+    comments = {}
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            comments[token.start[0]] = token.start[1]
+    return [line[:comments.get(number, len(line))].strip() for number, line in enumerate(lines, start=1)]
+
+
+class _FoldSigns(ast.NodeTransformer):
+    """`-0` is `0`, `+1` is `1`, `~1` is `-2`: one program, one mutant."""
+
+    SIGNS = {ast.USub: neg, ast.UAdd: pos, ast.Invert: invert}
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        sign = self.SIGNS.get(type(node.op))
+        if sign is None or not isinstance(node.operand, ast.Constant):
+            return node
+        try:
+            return ast.copy_location(ast.Constant(sign(node.operand.value)), node)
+        except TypeError:  # `-"a"`: left as written
+            return node
+
+
+def _program(source: str) -> str | None:
+    """The program `source` is (its tree without layout, signs folded); None if it is not Python."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    return ast.dump(_FoldSigns().visit(tree))
+
+
+def mutant_module(mutant: Mutant, reference: types.ModuleType) -> types.ModuleType:
+    """The mutant's code run as a module beside the reference (its imports are the reference's).
+
+    It is not put in `sys.modules`: the exercises that import this one keep the reference.
+    """
+    from cosmic_ray.exceptions import CosmicRayTestingException
+
+    module = types.ModuleType(f"{reference.__name__}__mutant")
+    module.__file__ = reference.__file__
+    # ExceptionReplacer names this class in an `except`
+    module.__dict__["CosmicRayTestingException"] = CosmicRayTestingException
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # `0 is x`: a mutant's, said once per mutant otherwise
+        code = compile(mutant.source, reference.__file__, "exec")
+    exec(code, module.__dict__)  # noqa: S102 - the reference's own code, mutated
+    return module

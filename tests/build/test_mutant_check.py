@@ -1,0 +1,86 @@
+"""`grade check --mutants`: mutants of a reference graded in-process; survivors listed; a report,
+not a gate."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+from click.testing import CliRunner
+
+from grader.build.mutant_check import LimitedSubject, OverLimit, grade_mutants, summary
+from grader.build.mutants import Mutant
+from grader.commands.main import main
+from grader.judge.references import LiveReferences
+from grader.judge.verdicts import call
+from grader.model.course import load_course
+
+COURSE = load_course()
+EX01 = (COURSE.solutions_dir / COURSE.exercise("ex01").file).read_text(encoding="utf-8")
+LINE = "    inputs = tokens[:-1]  # (n-1,)\n"
+
+
+def _mutant(operator: str, after: str) -> Mutant:
+    """ex01's reference with its `inputs = tokens[:-1]` line written as `after`."""
+    assert EX01.count(LINE) == 1
+    line = EX01[:EX01.index(LINE)].count("\n") + 1
+    return Mutant(operator, line, "inputs = tokens[:-1]", after.strip(), EX01.replace(LINE, after + "\n"))
+
+
+@pytest.fixture(scope="module")
+def references():
+    return LiveReferences(COURSE)
+
+
+def test_a_bug_is_killed_and_an_equivalent_mutant_survives(references):
+    """The same program in other words passes every check: it is a survivor, never counted as
+    killed; the shift turned the wrong way fails a check."""
+    shifted = _mutant("ShiftByOne", "    inputs = tokens[1:]")
+    same = _mutant("by hand", "    inputs = tokens[:len(tokens) - 1]")
+    report = grade_mutants(COURSE, "ex01", references, mutants=[shifted, same])
+    assert [o.killed for o in report.outcomes] == [True, False]
+    assert report.killed == 1 and report.survivors == [same] and report.ratio() == "50%"
+    assert summary(report) == "ex01  solutions/ex01_windows.py: 2 mutants, 1 of 2 killed (50%)"
+    assert same.shown("ex01 solutions/ex01_windows.py") == (
+        f"ex01 solutions/ex01_windows.py:{same.line}  inputs = tokens[:-1] -> inputs = tokens[:len(tokens) - 1]"
+        "  (by hand)")
+
+
+def test_an_exercise_over_the_budget_is_left_out_and_says_how_to_run_it(references):
+    report = grade_mutants(COURSE, "ex01", references, mutants=[_mutant("ShiftByOne", "    inputs = tokens[1:]")],
+                           budget=1e-6)
+    assert report.outcomes == [] and "--budget 0" in report.left_out
+    assert summary(report).startswith("ex01  solutions/ex01_windows.py: 1 mutants; ")
+
+
+def test_a_call_that_never_ends_is_stopped_at_the_time_limit():
+    """A mutant's endless loop (`i += 0`) is the call's error, as a worker's time limit makes it."""
+    module = types.ModuleType("ex99_loop")
+    exec("def spin():\n    i = 0\n    while i < 1:\n        i += 0\n", module.__dict__)
+    observation = LimitedSubject(module, 0.2).observe(call("spin"))
+    assert not observation.ok and observation.error_type == OverLimit.__name__
+    assert observation.error["message"] == "a mutant's call ran past the time limit"
+
+
+def test_a_call_that_grows_for_ever_is_stopped_at_the_memory_cap():
+    """A loop that appends without end (the condition of `make_windows` turned round) stops at the
+    cap, long before it takes the machine's memory."""
+    module = types.ModuleType("ex99_grow")
+    exec("def grow():\n    kept = []\n    while True:\n        kept.append([0] * 1000)\n", module.__dict__)
+    observation = LimitedSubject(module, 60, memory=64 * 1024**2).observe(call("grow"))
+    assert not observation.ok and observation.error["message"] == "a mutant's call ran past the memory cap"
+
+
+def test_the_command_reports_and_exits_0():
+    result = CliRunner().invoke(main, ["--lang", "en", "check", "--mutants", "ex07", "--max-mutants", "3"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("ex07  solutions/ex07_split.py: ") and "of 3 killed (" in lines[0]
+    assert "; 3 of " in lines[0] and "graded (--max-mutants 3)" in lines[0]
+    assert "| exercise | mutants | killed | ratio |" in lines and any(l.startswith("| ex07 | 3 | ") for l in lines)
+
+
+@pytest.mark.parametrize("args", [["--mutants", "ex99"], ["--only", "ex99"]])
+def test_an_unknown_exercise_is_a_usage_error(args):
+    result = CliRunner().invoke(main, ["check", *args])
+    assert result.exit_code == 2 and "ex99" in result.output
