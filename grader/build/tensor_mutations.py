@@ -5,7 +5,7 @@ numbers ±1, loops with no iteration. What it has not is what a student gets wro
 lesson's code: the dimension a reduction runs over, `keepdim`, a slice bound off by one, the
 shift by one between inputs and targets, `view`'s sizes or a shape's names in the wrong
 order, a call left out (`model.eval()`, `optimizer.zero_grad()`), `torch.no_grad()` left
-out, a `.clone()` left out. Each operator here is a cosmic-ray `Operator` over parso's tree,
+out, a `.clone()` left out, a keyword argument left out (`generator=`). Each operator here is a cosmic-ray `Operator` over parso's tree,
 so `cosmic_ray.mutating.mutate_code` applies it like the library's own:
 
     >>> from cosmic_ray.mutating import mutate_code
@@ -55,17 +55,20 @@ class TensorOperator(Operator):
 
 def text(node, replace: dict | None = None) -> str:
     """The node's code without its own prefix, with the subtrees in `replace` (by id) written
-    as given (each keeps its prefix).
+    as given (each keeps its prefix; None leaves a subtree out with its prefix).
 
-        a[i:j]  with j replaced by "j + 1"  ->  "a[i:j + 1]"
+        a[i:j]      with j replaced by "j + 1"            ->  "a[i:j + 1]"
+        f(a, k=1)   with "," and "k=1" replaced by None   ->  "f(a)"
     """
     replace = replace or {}
     if id(node) in replace:
-        return replace[id(node)]
+        return replace[id(node)] or ""
     if not hasattr(node, "children"):
         return node.value
     parts = []
     for k, child in enumerate(node.children):
+        if replace.get(id(child), "") is None:
+            continue
         if k:
             parts.append(child.get_first_leaf().prefix)
         parts.append(text(child, replace))
@@ -253,6 +256,32 @@ class ShiftByOne(TensorOperator):
                 Example("y = t[:, 1:]", "y = t[:, :-1]"))
 
 
+class DropKeyword(TensorOperator):
+    """A keyword argument after the first argument is left out: the callee's default instead.
+
+        x, y = get_batch(data, block_size, batch_size, generator=generator)
+                                        ->  get_batch(data, block_size, batch_size)
+        embedding.weight.normal_(mean=0.0, std=std)   ->  embedding.weight.normal_(mean=0.0)
+
+    (`keepdim` is FlipKeepdim's: left out, it is `keepdim=False`.)
+    """
+
+    def rewrites(self, node):
+        if node.type != "trailer" or node.children[0].value != "(" or node.children[1].type != "arglist":
+            return []
+        found = []
+        children = node.children[1].children
+        for before, argument in zip(children, children[1:]):
+            if is_keyword_argument(argument) and argument.children[0].value != "keepdim":
+                found.append(text(node, {id(before): None, id(argument): None}))
+        return found
+
+    @classmethod
+    def examples(cls):
+        return (Example("x = get_batch(d, 8, generator=g)", "x = get_batch(d, 8)"),
+                Example("w.normal_(mean=0.0, std=s)", "w.normal_(mean=0.0)"))
+
+
 class SwapArguments(TensorOperator):
     """Two neighbouring positional arguments of a call change places.
 
@@ -362,5 +391,5 @@ class DropMethod(TensorOperator):
                 Example("v = loss.item()", "v = loss"))
 
 
-OPERATORS = (ChangeDim, FlipKeepdim, OffByOne, ShiftByOne, SwapArguments, SwapShape, DropCall, DropContext,
-             DropMethod)
+OPERATORS = (ChangeDim, FlipKeepdim, OffByOne, ShiftByOne, DropKeyword, SwapArguments, SwapShape, DropCall,
+             DropContext, DropMethod)

@@ -33,8 +33,13 @@ def check_command(obj, exercises, only, mutants, most, budget):
     except CourseError as err:
         raise click.UsageError(str(err)) from None
     if mutants:
-        from grader.build.mutant_check import run_mutants
-
+        try:
+            from grader.build.mutant_check import run_mutants
+        except ModuleNotFoundError as err:
+            if (err.name or "").partition(".")[0] != "cosmic_ray":
+                raise
+            raise click.UsageError("--mutants 需要 cosmic-ray（教师版的 instructor 依赖）/ --mutants needs "
+                                   "cosmic-ray (the instructor extra): pip install cosmic-ray") from None
         run_mutants(course, ids or [e.id for e in course.exercises], most=most, budget=budget or None)
         sys.exit(0)
     from grader.build.selfcheck import run_selfcheck

@@ -3,6 +3,7 @@ not a gate."""
 
 from __future__ import annotations
 
+import sys
 import types
 
 import pytest
@@ -84,3 +85,13 @@ def test_the_command_reports_and_exits_0():
 def test_an_unknown_exercise_is_a_usage_error(args):
     result = CliRunner().invoke(main, ["check", *args])
     assert result.exit_code == 2 and "ex99" in result.output
+
+
+def test_without_cosmic_ray_the_command_says_what_to_install(monkeypatch):
+    """cosmic-ray is the instructor extra's: a kit without it is told so, not shown a traceback."""
+    for name in [n for n in sys.modules if n.startswith(("grader.build.mutant", "grader.build.tensor_mutations"))]:
+        monkeypatch.delitem(sys.modules, name)
+    for name in [n for n in sys.modules if n.partition(".")[0] == "cosmic_ray"] + ["cosmic_ray"]:
+        monkeypatch.setitem(sys.modules, name, None)  # import cosmic_ray…: ModuleNotFoundError
+    result = CliRunner().invoke(main, ["check", "--mutants", "ex07"])
+    assert result.exit_code == 2 and "pip install cosmic-ray" in result.output

@@ -39,7 +39,9 @@ def _shown(source: str) -> set[tuple[int, str, str, str]]:
     ("def f(t):\n    return t.clone()\n", {(2, "return t.clone()", "return t", "DropMethod")}),
     ("def f(y, t):\n    return y[t]\n",
      {(2, "return y[t]", "return y[t + 1]", "OffByOne"), (2, "return y[t]", "return y[t - 1]", "OffByOne")}),
-], ids=["shift", "dim", "view", "shape", "drop-call", "no-grad", "clone", "index"])
+    ("def f(d, g):\n    return get_batch(d, 8, 4, generator=g)\n",
+     {(2, "return get_batch(d, 8, 4, generator=g)", "return get_batch(d, 8, 4)", "DropKeyword")}),
+], ids=["shift", "dim", "view", "shape", "drop-call", "no-grad", "clone", "index", "generator"])
 def test_the_mutants_of_a_small_source(source, expected):
     """Each line as a student would see it, before and after, comments left out (cosmic-ray's
     operators add their own mutants of the same lines)."""
