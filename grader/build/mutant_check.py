@@ -45,15 +45,26 @@ class LimitedSubject:
     In a worker the grader's limits stop a call that never ends, and the check fails; here a
     profiling timer looks at the call every `TICK` s of CPU and raises `OverLimit` inside it,
     which the check records as the call's error: the mutant is killed, as it would be in a
-    worker. Without the timer (Windows) calls are not limited.
+    worker. The calls after that one are not run: they answer the same error at once (the
+    grader too runs no more of an exercise past its limit). Without the timer (Windows) calls
+    are not limited.
     """
 
     def __init__(self, module, seconds: float, memory: int = MEMORY_CAP):
         self.subject = InProcessSubject(module)
         self.seconds = seconds
         self.memory = memory
+        self.stopped = None  # the observation of the call that ran past a limit
 
     def observe(self, a_call, timeout=None):
+        if self.stopped is None:
+            observation = self._limited(a_call)
+            if observation.error_type == OverLimit.__name__:
+                self.stopped = observation
+            return observation
+        return self.stopped
+
+    def _limited(self, a_call):
         if not hasattr(signal, "setitimer"):
             return self.subject.observe(a_call)
         import psutil

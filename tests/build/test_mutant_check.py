@@ -58,9 +58,13 @@ def test_a_call_that_never_ends_is_stopped_at_the_time_limit():
     """A mutant's endless loop (`i += 0`) is the call's error, as a worker's time limit makes it."""
     module = types.ModuleType("ex99_loop")
     exec("def spin():\n    i = 0\n    while i < 1:\n        i += 0\n", module.__dict__)
-    observation = LimitedSubject(module, 0.2).observe(call("spin"))
+    exec("def fine():\n    return 1\n", module.__dict__)
+    subject = LimitedSubject(module, 0.2)
+    assert subject.observe(call("fine")).value == 1
+    observation = subject.observe(call("spin"))
     assert not observation.ok and observation.error_type == OverLimit.__name__
     assert observation.error["message"] == "a mutant's call ran past the time limit"
+    assert subject.observe(call("fine")) is observation  # the calls after it are not run
 
 
 def test_a_call_that_grows_for_ever_is_stopped_at_the_memory_cap():
