@@ -54,6 +54,21 @@ def test_an_exercise_over_the_budget_is_left_out_and_says_how_to_run_it(referenc
     assert summary(report).startswith("ex01  solutions/ex01_windows.py: 1 mutants; ")
 
 
+def test_a_reference_that_fails_its_own_checks_grades_no_mutant(references):
+    """Against a reference that fails, every mutant would count as killed: none is graded."""
+    real = references("ex01")
+
+    class Broken:  # the reference's answers, with a known mistake as the code mutated
+        module = real.mistakes[0].variant(real.module)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    shifted = _mutant("ShiftByOne", "    inputs = tokens[1:]")
+    report = grade_mutants(COURSE, "ex01", lambda ex_id: Broken(), mutants=[shifted])
+    assert report.outcomes == [] and report.left_out.startswith("the reference does not pass its own checks: test_")
+
+
 def test_a_call_that_never_ends_is_stopped_at_the_time_limit():
     """A mutant's endless loop (`i += 0`) is the call's error, as a worker's time limit makes it."""
     module = types.ModuleType("ex99_loop")
