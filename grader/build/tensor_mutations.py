@@ -5,8 +5,9 @@ numbers ±1, loops with no iteration. What it has not is what a student gets wro
 lesson's code: the dimension a reduction runs over, `keepdim`, a slice bound off by one, the
 shift by one between inputs and targets, `view`'s sizes or a shape's names in the wrong
 order, a call left out (`model.eval()`, `optimizer.zero_grad()`), `torch.no_grad()` left
-out, a `.clone()` left out, a keyword argument left out (`generator=`). Each operator here is a cosmic-ray `Operator` over parso's tree,
-so `cosmic_ray.mutating.mutate_code` applies it like the library's own:
+out, a `.clone()` left out, a keyword argument left out (`generator=`). Each operator here
+is a cosmic-ray `Operator` over parso's tree, so `cosmic_ray.mutating.mutate_code` applies
+it like the library's own:
 
     >>> from cosmic_ray.mutating import mutate_code
     >>> mutate_code("y = x.sum(dim=-1)\\n", ChangeDim(), 0)
