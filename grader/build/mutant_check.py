@@ -1,8 +1,9 @@
 """`grade check --mutants`: how strong an exercise's checks are.
 
-Every mutant of the reference (`grader.build.mutants`) is graded by the exercise's checks,
-in this process, as a trusted subject (the mistakes' variants are graded the same way, see
-`grader.build.selfcheck.grade_variant`). A mutant that fails a check is killed; one that
+Every mutant of the reference (`grader.build.mutants`) is graded by the exercise's checks
+in the judge, as a trusted subject (the mistakes' variants are graded the same way, see
+`grader.build.selfcheck.grade_variant`), under the grader's limits and in a fork of its own
+(`grader.build.mutant_limits`). A mutant that fails a check is killed; one that
 passes every check survives: a student who wrote that bug would get full marks. Some
 survivors are equivalent mutants, the same program in other words (`torch.cat(…, dim=1)` and
 `dim=-1` on a 2-D tensor): the survivor list shows the line before and after so that they are
@@ -17,75 +18,15 @@ The reference's answers are computed once for all the mutants (and kept on disk 
 
 from __future__ import annotations
 
-import signal
 import time
 from dataclasses import dataclass, field
 
 import click
 
+from grader.build.mutant_limits import LimitedSubject, graded_apart
 from grader.build.mutants import Mutant, mutant_module, mutants_of
 from grader.build.selfcheck import grade_variant
-from grader.judge.subjects import InProcessSubject
 from grader.model.course import Course
-
-
-class OverLimit(Exception):
-    """A mutant's call ran past the exercise's time limit (a loop that never ends: `i += 0`) or
-    grew this process by more than its memory cap (a loop that appends for ever)."""
-
-
-MEMORY_CAP = 1024**3  # bytes one call of a mutant may add to this process
-TICK = 0.05  # seconds of CPU between two looks at a call's time and memory
-
-
-class LimitedSubject:
-    """A trusted module run in this process, each call stopped at `seconds` of CPU time or at
-    `memory` bytes more than the process held when the call began.
-
-    In a worker the grader's limits stop a call that never ends, and the check fails; here a
-    profiling timer looks at the call every `TICK` s of CPU and raises `OverLimit` inside it,
-    which the check records as the call's error: the mutant is killed, as it would be in a
-    worker. The calls after that one are not run: they answer the same error at once (the
-    grader too runs no more of an exercise past its limit). Without the timer (Windows) calls
-    are not limited.
-    """
-
-    def __init__(self, module, seconds: float, memory: int = MEMORY_CAP):
-        self.subject = InProcessSubject(module)
-        self.seconds = seconds
-        self.memory = memory
-        self.stopped = None  # the observation of the call that ran past a limit
-
-    def observe(self, a_call, timeout=None):
-        if self.stopped is None:
-            observation = self._limited(a_call)
-            if observation.error_type == OverLimit.__name__:
-                self.stopped = observation
-            return observation
-        return self.stopped
-
-    def _limited(self, a_call):
-        if not hasattr(signal, "setitimer"):
-            return self.subject.observe(a_call)
-        import psutil
-
-        process = psutil.Process()
-        start, held = time.process_time(), process.memory_info().rss
-
-        def look(signum, frame):
-            over = ("the time limit" if time.process_time() - start > self.seconds else
-                    "the memory cap" if process.memory_info().rss - held > self.memory else None)
-            if over:
-                signal.setitimer(signal.ITIMER_PROF, 0)  # said once: the call's error, not its handler's
-                raise OverLimit(f"a mutant's call ran past {over}")
-
-        previous = signal.signal(signal.SIGPROF, look)
-        signal.setitimer(signal.ITIMER_PROF, TICK, TICK)
-        try:
-            return self.subject.observe(a_call)
-        finally:
-            signal.setitimer(signal.ITIMER_PROF, 0)
-            signal.signal(signal.SIGPROF, previous)
 
 
 @dataclass
@@ -162,9 +103,11 @@ def grade_mutants(course: Course, ex_id: str, references, *, mutants: list[Mutan
                            f"(--budget 0 grades them all, --max-mutants N some)")
         return report
     for mutant in chosen:
-        result = grade_variant(course, ex_id, LimitedSubject(mutant_module(mutant, reference.module), ex.timeout),
-                               references)
-        report.outcomes.append(Outcome(mutant, failed_checks(result)))
+        def grade(mutant=mutant):
+            subject = LimitedSubject(mutant_module(mutant, reference.module), ex.timeout)
+            return failed_checks(grade_variant(course, ex_id, subject, references))
+
+        report.outcomes.append(Outcome(mutant, graded_apart(grade, ex.budget)))
     if len(chosen) < len(made):
         report.left_out = f"{len(chosen)} of {len(made)} graded (--max-mutants {most})"
     return report

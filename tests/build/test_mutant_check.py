@@ -3,13 +3,15 @@ not a gate."""
 
 from __future__ import annotations
 
+import os
 import sys
 import types
 
 import pytest
 from click.testing import CliRunner
 
-from grader.build.mutant_check import LimitedSubject, OverLimit, grade_mutants, summary
+from grader.build.mutant_check import grade_mutants, summary
+from grader.build.mutant_limits import LimitedSubject, OverLimit, graded_apart
 from grader.build.mutants import Mutant
 from grader.commands.main import main
 from grader.judge.references import LiveReferences
@@ -89,6 +91,34 @@ def test_a_call_that_grows_for_ever_is_stopped_at_the_memory_cap():
     exec("def grow():\n    kept = []\n    while True:\n        kept.append([0] * 1000)\n", module.__dict__)
     observation = LimitedSubject(module, 60, memory=64 * 1024**2).observe(call("grow"))
     assert not observation.ok and observation.error["message"] == "a mutant's call ran past the memory cap"
+
+
+LEFT_BEHIND = []
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this OS: mutants are graded in the judge")
+
+
+@needs_fork
+def test_a_mutant_is_graded_in_a_fork_that_takes_what_it_left_behind():
+    def grade():
+        LEFT_BEHIND.append("a probe's cache")
+        return ("test_a",)
+
+    assert graded_apart(grade, 60) == ("test_a",) and LEFT_BEHIND == []
+
+
+@needs_fork
+def test_a_computation_no_signal_reaches_is_stopped_at_the_budget():
+    """C busy for minutes (a number of millions of digits): the kernel stops the fork; killed."""
+    assert graded_apart(lambda: (pow(12, 4096**2), ())[1], 1) == ("(the mutant's run was stopped: the exercise's "
+                                                                    "budget)",)
+
+
+def test_a_failure_of_the_grader_in_the_fork_is_the_grader_s_not_a_kill():
+    def grade():
+        raise LookupError("no such probe")
+
+    with pytest.raises(RuntimeError, match="LookupError: no such probe"):
+        graded_apart(grade, 60)
 
 
 def test_the_command_reports_and_exits_0():
