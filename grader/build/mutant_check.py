@@ -19,6 +19,7 @@ The reference's answers are computed once for all the mutants (and kept on disk 
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import click
@@ -104,8 +105,10 @@ def grade_mutants(course: Course, ex_id: str, references, *, mutants: list[Mutan
         return report
     for mutant in chosen:
         def grade(mutant=mutant):
-            subject = LimitedSubject(mutant_module(mutant, reference.module), ex.timeout)
-            return failed_checks(grade_variant(course, ex_id, subject, references))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a mutant's (softmax without dim=): not the report's
+                subject = LimitedSubject(mutant_module(mutant, reference.module), ex.timeout)
+                return failed_checks(grade_variant(course, ex_id, subject, references))
 
         report.outcomes.append(Outcome(mutant, graded_apart(grade, ex.budget)))
     if len(chosen) < len(made):
