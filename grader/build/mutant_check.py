@@ -13,7 +13,7 @@ The reference's answers are computed once for all the mutants (and kept on disk 
 `grader.judge.references`): only the mutant's side is computed for each.
 
     ex01  solutions/ex01_windows.py: 162 mutants, 150 of 162 killed (93%)
-      ex01 solutions/ex01_windows.py:29  inputs = tokens[:-1] -> inputs = tokens[:len(tokens) - 1]  (…)
+      ex01 solutions/ex01_windows.py:12  head = seq[:-1] -> head = seq[:len(seq) - 1]  (…)
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ class Mutant:
     source: str
 
     def shown(self, where: str) -> str:
-        """`ex01 solutions/ex01_windows.py:29  inputs = tokens[:-1] -> inputs = tokens[1:]  (ShiftByOne)`"""
+        """`ex01 solutions/ex01_windows.py:12  head = seq[:-1] -> head = seq[1:]  (ShiftByOne)`"""
         return f"{where}:{self.line}  {self.before} -> {self.after}  ({self.operator})"
 
 

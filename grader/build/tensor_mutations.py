@@ -134,9 +134,9 @@ def enclosing_call(node):
 class ChangeDim(TensorOperator):
     """A dimension given as a number becomes another of the last, the first, the second.
 
-        m = logits.max(dim=-1, keepdim=True)   ->  logits.max(dim=0, …), logits.max(dim=1, …)
-        torch.cat((idx, nxt), dim=1)           ->  dim=-1 (the same for 2-D: an equivalent mutant), dim=0
-        picked = logits.gather(-1, i)          ->  gather(0, i), gather(1, i)
+        top = scores.max(dim=-1, keepdim=True)  ->  scores.max(dim=0, …), scores.max(dim=1, …)
+        torch.cat((idx, nxt), dim=1)            ->  dim=-1 (the same for 2-D: an equivalent mutant), dim=0
+        picked = scores.gather(-1, i)           ->  gather(0, i), gather(1, i)
     """
 
     def rewrites(self, node):
@@ -162,7 +162,7 @@ class ChangeDim(TensorOperator):
 class FlipKeepdim(TensorOperator):
     """`keepdim=True` becomes `keepdim=False` and the other way round.
 
-        m = logits.max(dim=-1, keepdim=True).values  ->  logits.max(dim=-1, keepdim=False).values
+        top = scores.max(dim=-1, keepdim=True).values  ->  scores.max(dim=-1, keepdim=False).values
     """
 
     def rewrites(self, node):
@@ -206,9 +206,8 @@ _BINDS_TIGHTER = frozenset({"name", "atom", "atom_expr", "power", "arith_expr", 
 class OffByOne(TensorOperator):
     """A slice bound or an index that is not a literal moves by one, either way.
 
-        y = tokens[i + 1:i + block_size + 1]  ->  tokens[i + 1 + 1:…], tokens[i + 1 - 1:…],
-                                                  tokens[…:i + block_size + 1 + 1], …
-        target = int(y_row[t])                ->  int(y_row[t + 1]), int(y_row[t - 1])
+        nxt = seq[s + 1:s + n + 1]  ->  seq[s + 1 + 1:…], seq[s + 1 - 1:…], seq[…:s + n + 1 + 1], …
+        v = int(row[t])             ->  int(row[t + 1]), int(row[t - 1])
 
     Literal bounds (`[:-1]`, `[1:]`, `[:, -1, :]`) are NumberReplacer's (cosmic-ray) and
     ShiftByOne's; boolean masks (`labels[labels == pad]`) and string keys are left alone.
@@ -234,8 +233,8 @@ class OffByOne(TensorOperator):
 class ShiftByOne(TensorOperator):
     """The shift between inputs and targets: `[:-1]` and `[1:]` swapped, `[:-1]` dropped.
 
-        inputs = tokens[:-1]           ->  tokens[1:], tokens[:]
-        labels = token_ids[:, 1:]      ->  token_ids[:, :-1]
+        head = seq[:-1]     ->  seq[1:], seq[:]
+        tail = rows[:, 1:]  ->  rows[:, :-1]
 
     (`[1:]` dropped is NumberReplacer's `[0:]`.)
     """
@@ -260,9 +259,8 @@ class ShiftByOne(TensorOperator):
 class DropKeyword(TensorOperator):
     """A keyword argument after the first argument is left out: the callee's default instead.
 
-        x, y = get_batch(data, block_size, batch_size, generator=generator)
-                                        ->  get_batch(data, block_size, batch_size)
-        embedding.weight.normal_(mean=0.0, std=std)   ->  embedding.weight.normal_(mean=0.0)
+        sample(data, n, generator=rng)   ->  sample(data, n)
+        w.normal_(mean=0.0, std=s)       ->  w.normal_(mean=0.0)
 
     (`keepdim` is FlipKeepdim's: left out, it is `keepdim=False`.)
     """
@@ -286,9 +284,8 @@ class DropKeyword(TensorOperator):
 class SwapArguments(TensorOperator):
     """Two neighbouring positional arguments of a call change places.
 
-        flat = logits.view(B * T, V)                       ->  logits.view(V, B * T)
-        xb, yb = get_batch(train_data, block_size, batch_size)
-                                                           ->  get_batch(train_data, batch_size, block_size)
+        flat = x.view(B * T, V)      ->  x.view(V, B * T)
+        pick(table, rows, cols)      ->  pick(rows, table, cols), pick(table, cols, rows)
     """
 
     def rewrites(self, node):
@@ -310,7 +307,7 @@ class SwapArguments(TensorOperator):
 class SwapShape(TensorOperator):
     """Two neighbouring names read from a shape change places.
 
-        B, T, C = logits.shape  ->  T, B, C = logits.shape;  B, C, T = logits.shape
+        B, T, C = x.shape  ->  T, B, C = x.shape;  B, C, T = x.shape
     """
 
     def rewrites(self, node):
@@ -335,8 +332,8 @@ class SwapShape(TensorOperator):
 class DropCall(TensorOperator):
     """A statement that is only a call is left out (`pass` in its place).
 
-        model.eval()                            ->  pass
-        optimizer.zero_grad(set_to_none=True)   ->  pass
+        model.eval()       ->  pass
+        opt.zero_grad()    ->  pass
     """
 
     def rewrites(self, node):
@@ -372,7 +369,7 @@ class DropContext(TensorOperator):
 class DropMethod(TensorOperator):
     """A `.clone()`, `.detach()`, `.float()`, `.item()` … with no arguments is left out.
 
-        labels = token_ids[:, 1:].clone()  ->  labels = token_ids[:, 1:]
+        kept = rows[:, 1:].clone()  ->  kept = rows[:, 1:]
     """
 
     def rewrites(self, node):

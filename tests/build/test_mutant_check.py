@@ -130,7 +130,13 @@ def test_the_command_reports_and_exits_0():
     assert "| exercise | mutants | killed | ratio |" in lines and any(l.startswith("| ex07 | 3 | ") for l in lines)
 
 
-@pytest.mark.parametrize("args", [["--mutants", "ex99"], ["--only", "ex99"]])
+def test_exercises_named_without_mutants_are_the_self_check_s_only():
+    result = CliRunner().invoke(main, ["--lang", "en", "check", "ex07"])
+    assert result.exit_code == 0, result.output
+    assert "ex07: the reference passes every check" in result.output and "ex01" not in result.output
+
+
+@pytest.mark.parametrize("args", [["--mutants", "ex99"], ["--only", "ex99"], ["ex99"]])
 def test_an_unknown_exercise_is_a_usage_error(args):
     result = CliRunner().invoke(main, ["check", *args])
     assert result.exit_code == 2 and "ex99" in result.output
