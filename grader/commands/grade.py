@@ -9,6 +9,7 @@ import click
 from grader.commands.paths import AnyPath, OutputFile
 from grader.model.course import CourseError
 from grader.model.messages import say
+from grader.report.gradescope import HIDDEN_CHOICES
 
 
 def grading_options(func):
@@ -19,7 +20,7 @@ def grading_options(func):
         click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "gradescope", "github", "classroom"]),
                      default="text", show_default=True),
         click.option("--out", "out", type=OutputFile(), default=None, help="写入文件 / write to FILE"),
-        click.option("--hidden-visibility", "hidden_visibility", type=click.Choice(["after_published", "hidden"]),
+        click.option("--hidden-visibility", "hidden_visibility", type=click.Choice(HIDDEN_CHOICES),
                      default=None, help="gradescope: 隐藏检查何时可见 / when students see hidden checks "
                                         "(default after_published)"),
         click.option("--color/--no-color", default=None, help="彩色输出 / colored text"),
