@@ -55,9 +55,10 @@ def start_batches(mod, n, block_size, batch_size, n_batches, seed):
 
 
 def pairs_from_batch(mod, data, block_size, batch_size, seed):
-    """context_target_pairs on each row of a reference-style batch built here."""
+    """context_target_pairs on each row of a (B, T) batch cut here: `batch_size` windows of
+    T + 1 tokens at seeded starts, x their first T tokens and y their last T."""
     g = torch.Generator().manual_seed(seed)
-    ix = torch.randint(len(data) - block_size, (batch_size,), generator=g)  # (B,)
-    x = torch.stack([data[i : i + block_size] for i in ix])  # (B, T)
-    y = torch.stack([data[i + 1 : i + block_size + 1] for i in ix])  # (B, T)
+    windows = data.unfold(0, block_size + 1, 1)  # (N - T, T + 1): every window of T + 1 tokens
+    rows = windows[torch.randint(windows.shape[0], (batch_size,), generator=g)]  # (B, T + 1)
+    x, y = rows[:, :-1], rows[:, 1:]  # (B, T) each
     return [mod.context_target_pairs(x[b], y[b]) for b in range(batch_size)]

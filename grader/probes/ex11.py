@@ -88,8 +88,8 @@ def lesson_step0(mod, corpus_path):
     T=8): what it returned, as returned, and every forward call's record (the judge rounds the
     values like the lesson's table and ties them to the losses the model computed)."""
     estimate = attribute(mod, "estimate_loss")
-    train_data, val_data, vocab_size = lesson_splits(corpus_path)
-    splits = {"train": train_data, "val": val_data}
+    train, val, vocab_size = lesson_splits(corpus_path)
+    splits = {"train": train, "val": val}
     log: list = []
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
