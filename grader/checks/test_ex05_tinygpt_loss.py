@@ -5,12 +5,13 @@ import torch
 
 from grader.judge import Tol, assert_ok, call, diagnose, fail, observe, probe, same
 from grader.judge.compare import short
+from grader.judge.sealed import Sealed
 from grader.judge.verdicts import HIDDEN_ANSWER
 
 pytestmark = pytest.mark.exercise("ex05")
 
-COURSE_SHAPES = {"input_ids": (2, 4), "hidden": (2, 4, 8), "logits": (2, 4, 32), "flat_logits": (8, 32),
-                 "flat_labels": (8,), "loss": ()}
+# Section 5.6's shapes are SHAPE_ANSWERS, worked out by hand: the checks take them from the
+# reference (a student release holds them sealed, grader.judge.sealed), never as a literal.
 COURSE_LABELS = [[4, 2, 8, -100], [2, 9, 1, -100]]
 GRAD_TOL = Tol(rtol=1e-4, atol=1e-6)
 
@@ -19,7 +20,8 @@ def _check_shapes(student, got, expected: dict, where: str, *, hand: bool = Fals
     """Key by key, expected vs got, so the message names the stage that is wrong.
 
     `hand`: SHAPE_ANSWERS, filled in by hand: a wrong entry is named, its right shape is not
-    shown (only whether the number of dimensions is right)."""
+    shown (only whether the number of dimensions is right). An expected entry may be sealed (a
+    student release): it is matched, and a wrong one is only wrong."""
     if not isinstance(got, dict):
         fail(f"{where} 应当返回 dict", f"{where} must return a dict", label=where,
              expected="dict", got=type(got).__name__)
@@ -38,8 +40,11 @@ def _check_shapes(student, got, expected: dict, where: str, *, hand: bool = Fals
         if not ok and hand:
             if key == "n_valid":
                 counted = type(value) is int
-                why_zh = ("数多了" if counted and value > want else "数少了") if counted else "应当是整数"
-                why_en = ("too many" if counted and value > want else "too few") if counted else "it should be an int"
+                if isinstance(want, Sealed):  # a student release: right or wrong, no more
+                    why_zh, why_en = ("数得不对", "a wrong count") if counted else ("应当是整数", "it should be an int")
+                else:
+                    why_zh = ("数多了" if counted and value > want else "数少了") if counted else "应当是整数"
+                    why_en = ("too many" if counted and value > want else "too few") if counted else "it should be an int"
             else:
                 rank = isinstance(value, tuple) and len(value) == len(want)
                 why_zh = "维数对，某一维的大小不对" if rank else "维数不对"
@@ -51,10 +56,18 @@ def _check_shapes(student, got, expected: dict, where: str, *, hand: bool = Fals
         if not ok:
             fail(f"{label} 不对：期望 {want}，得到 {short(value)}", f"{label} is wrong: expected {want}, got {short(value)}",
                  label=label, expected=str(want), got=short(value), diagnosis=diagnose(student, reference))
-    # one line for the whole pipeline: [B,T] → [B,T,C] → [B,T,V] → [B*T,V] → ()
+    # one line for the whole pipeline: [B,T] → [B,T,C] → [B,T,V] → [B*T,V] → () (the student's: all agree)
     stages = [k for k in ("input_ids", "hidden", "logits", "flat_logits", "loss") if k in expected]
-    chain = " → ".join(str(expected[k]) for k in stages)
+    chain = " → ".join(str(got[k]) for k in stages)
     student.record(where, chain, chain)
+
+
+def _readable(expected: dict, got) -> dict:
+    """The expected shapes a picture may draw: every plain one, and a sealed one only where the
+    student's shape is it (so it is the student's own); the others are left out (drawn as ?)."""
+    got = got if isinstance(got, dict) else {}
+    return {k: (got[k] if isinstance(v, Sealed) else v) for k, v in expected.items()
+            if not isinstance(v, Sealed) or (k in got and got[k] == v)}
 
 
 @pytest.mark.public
@@ -101,12 +114,12 @@ def test_lm_loss_one_tinygpt_step(student, reference):
 def test_trace_shapes_course_setting(student, reference):
     """trace_shapes：5.6 的设定 B=2、T=4、C=8、V=32 | trace_shapes: section 5.6's setting"""
     a_call = probe("ex05.trace", B=2, T=4, C=8, V=32, labels=COURSE_LABELS)
-    reference.observe(a_call)  # so a release records it (and the mistakes' answers) for diagnoses
+    expected = assert_ok(reference.observe(a_call))  # recorded (sealed) in a release, with the mistakes' answers
     got = assert_ok(observe(student, a_call), label="trace_shapes(TinyGPT(V=32, C=8), (2, 4), (2, 4))")
     # drawn as the pipeline [B,T] → [B,T,C] → [B,T,V] → (), the expected shapes beside the
     # student's (from the setting, never inferred from the student's own `hidden`)
-    student.attach("shapes", {"got": got, "expected": dict(COURSE_SHAPES)})
-    _check_shapes(student, got, COURSE_SHAPES, "trace_shapes", reference=reference)
+    student.attach("shapes", {"got": got, "expected": _readable(expected, got)})
+    _check_shapes(student, got, expected, "trace_shapes", reference=reference)
 
 
 @pytest.mark.points(1)
@@ -128,6 +141,6 @@ def test_trace_shapes_other_sizes(student, reference):
 def test_shape_answers(student, reference):
     """SHAPE_ANSWERS：手填 5.6 设定的形状与 n_valid | SHAPE_ANSWERS: section 5.6's shapes and n_valid by hand"""
     a_call = probe("ex05.shape_answers")
-    reference.observe(a_call)  # recorded in a release, for diagnoses
+    expected = assert_ok(reference.observe(a_call))  # recorded (sealed) in a release, for diagnoses too
     got = assert_ok(observe(student, a_call), label="SHAPE_ANSWERS")
-    _check_shapes(student, got, {**COURSE_SHAPES, "n_valid": 6}, "SHAPE_ANSWERS", hand=True, reference=reference)
+    _check_shapes(student, got, expected, "SHAPE_ANSWERS", hand=True, reference=reference)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
+from grader.judge.sealed import Sealed
+
 
 @dataclass(frozen=True)
 class Tol:
@@ -44,7 +46,7 @@ def short(value, limit: int = 60) -> str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         from grader.report.humanize import number
 
-        return number(value)  # a count read by people: 409,600,000 (409.6M)
+        return number(value)  # a count read by people: 123,456,789 (123.5M)
     text = _inline(value, limit)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -95,7 +97,7 @@ def _cut(text: str, limit: int) -> str:
 def _fmt_number(x) -> str:
     """A number inside a value (a list item, a tensor element): ints plain, floats to 4 decimals.
 
-    A number on its own gets the long form from `short` (grader.report.humanize: `409,600,000 (409.6M)`);
+    A number on its own gets the long form from `short` (grader.report.humanize: `123,456,789 (123.5M)`);
     inside a list, thousands separators would read as more items.
     """
     import math
@@ -123,6 +125,11 @@ def compare(expected, got, tol: Tol | None = None, *, dtype: bool = True, path: 
     """None when `got` matches `expected`, else a Mismatch saying where first."""
     tol = tol or DEFAULT_TOL
     where = f" {path}" if path else ""
+    if isinstance(expected, Sealed) or isinstance(got, Sealed):  # a hand answer in a student release
+        sealed, other = (expected, got) if isinstance(expected, Sealed) else (got, expected)
+        if sealed.matches(other, atol=tol.atol, rtol=tol.rtol):
+            return None
+        return Mismatch(f"值不对{where}（正确的值不显示）", f"not the right value{where} (the right value is not shown)")
     if isinstance(expected, torch.Tensor):
         return _compare_tensor(expected, got, tol, dtype, where)
     if isinstance(expected, bool) or expected is None or isinstance(expected, str):
