@@ -1,7 +1,7 @@
 """Numbers as people read them.
 
-- a big count: `count(409600000)` -> `409,600,000 (409.6M)`; small counts stay plain (`4,225`);
-- bytes: `nbytes(819200000)` -> `819,200,000 B (819.2 MB / 781.3 MiB)`;
+- a big count: `count(123456789)` -> `123,456,789 (123.5M)`; small counts stay plain (`4,225`);
+- bytes: `nbytes(248000000)` -> `248,000,000 B (248 MB / 236.5 MiB)`;
 - a loss: `loss(2.491137)` -> `2.4911` (4 decimals, as the lesson prints them).
 
 Nothing here knows about tensors; grader/compare.py and the report call these.
@@ -49,14 +49,14 @@ def int_text(n: int) -> str:
 
 
 def compact(n: int) -> str:
-    """`409600000` -> `409.6M`; `4225` -> `4.2K`; `12` -> `12`."""
+    """`123456789` -> `123.5M`; `4225` -> `4.2K`; `12` -> `12`."""
     return _scaled(n, _SI) or str(n)
 
 
 def count(n: int) -> str:
     """A count with thousands separators, and its short form when it is big.
 
-    `count(409600000)` -> `409,600,000 (409.6M)`; `count(4225)` -> `4,225`.
+    `count(123456789)` -> `123,456,789 (123.5M)`; `count(4225)` -> `4,225`.
     """
     if abs(n) < BIG:
         return f"{n:,}"
@@ -68,7 +68,7 @@ def count(n: int) -> str:
 def nbytes(n: int) -> str:
     """A size in bytes, in decimal and binary units.
 
-    `nbytes(819200000)` -> `819,200,000 B (819.2 MB / 781.3 MiB)`; `nbytes(512)` -> `512 B`.
+    `nbytes(248000000)` -> `248,000,000 B (248 MB / 236.5 MiB)`; `nbytes(512)` -> `512 B`.
     """
     si, iec = _scaled(n, _BYTES_SI), _scaled(n, _BYTES_IEC)
     if si is None and iec is None:
