@@ -17,8 +17,12 @@ pieces and also runs the hidden checks.
 The release builds with flit_core, copied into `_build/` (its licence beside it) and named
 as an in-tree backend, so `pip install --no-index .` needs nothing from an index.
 
-The built release is searched for every function body of `solutions/`, decoded from any
-blob it could hide in (`grader.build.leaks`); any match stops the build.
+Every file of the built release is searched for every function body of `solutions/` and
+each of its answer lines, and for the hand answers (ANSWER_PARAMS and the like), decoded
+from any blob they could hide in (`grader.build.leaks`); any match stops the build, once
+before the answers are recorded and once after. The recorded answers hold the hand answers,
+and every output equal to one, sealed (`grader.build.hand_answers`, `grader.judge.sealed`):
+the release tells right from wrong without holding them.
 """
 
 from __future__ import annotations
@@ -334,8 +338,18 @@ def _copy_kit_files(course: Course, target: Path) -> None:
             shutil.copy2(src, target / rel)
 
 
+def _refuse_leaks(course: Course, out: Path) -> None:
+    """Stop, and leave no release behind, when any file in `out` holds an answer (grader.build.leaks)."""
+    leaks = find_solution_leaks(course, out)
+    if leaks:
+        shutil.rmtree(out)
+        raise click.ClickException("发行版里有答案（参考答案的代码或手算的答案）/ the release holds answers "
+                                   "(solution code or hand answers):\n  " + "\n  ".join(leaks))
+
+
 def build_release(course: Course, out: Path, *, force: bool = False, echo=click.echo) -> Path:
     """Build the student release in `out`; returns it. Raises click exceptions on misuse."""
+    from grader.build.hand_answers import hand_answers, seal_recorded
     from grader.build.record import record_answers, save_answers
     from grader.judge.recorded import ANSWERS_FILE
 
@@ -343,20 +357,10 @@ def build_release(course: Course, out: Path, *, force: bool = False, echo=click.
         raise click.UsageError("这个工具包没有 solutions/，不能生成发行版 / this kit has no solutions/: "
                                "a release is built from the instructor's kit")
     out = fresh_output_folder(course, out, force=force)
-
-    echo("录制公开检查的参考答案 / recording the reference's answers to the public checks …")
-    answers = record_answers(course, [e.id for e in course.exercises], public_only=True)
-
     for ex in course.exercises:
         (out / "exercises").mkdir(exist_ok=True)
         shutil.copy2(course.exercises_dir / ex.file, out / "exercises" / ex.file)
     kept = _copy_grader(course.root / "grader", out / "grader", course)
-    for ex_id, names in kept.items():
-        recorded = answers["exercises"].get(ex_id, {}).get("checks", [])
-        missing = sorted(set(recorded) - set(names))
-        if missing:
-            raise click.ClickException(f"{ex_id}: trimmed check module lost public checks {missing}")
-    save_answers(answers, out / "grader" / ANSWERS_FILE)
     shutil.copy2(course.root / "course.toml", out / "course.toml")
     (out / "datasets").mkdir()
     for name in ("catalog.toml", "README.md"):
@@ -369,11 +373,17 @@ def build_release(course: Course, out: Path, *, force: bool = False, echo=click.
     (out / "README.md").write_text(STUDENT_README.format(title_zh=course.title.zh, title_en=course.title.en),
                                    encoding="utf-8")
     (out / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.venv/\n.grade-state.json\n", encoding="utf-8")
+    _refuse_leaks(course, out)  # every file so far: a kit that leaks stops before the recording
 
-    leaks = find_solution_leaks(course, out)
-    if leaks:
-        shutil.rmtree(out)
-        raise click.ClickException("发行版里有参考答案的代码 / the release holds solution code:\n  " + "\n  ".join(leaks))
+    echo("录制公开检查的参考答案 / recording the reference's answers to the public checks …")
+    answers = record_answers(course, [e.id for e in course.exercises], public_only=True)
+    for ex_id, names in kept.items():
+        recorded = answers["exercises"].get(ex_id, {}).get("checks", [])
+        missing = sorted(set(recorded) - set(names))
+        if missing:
+            raise click.ClickException(f"{ex_id}: trimmed check module lost public checks {missing}")
+    save_answers(seal_recorded(answers, hand_answers(course)), out / "grader" / ANSWERS_FILE)
+    _refuse_leaks(course, out)  # and every file with the recorded answers
     n_checks = sum(len(v) for v in kept.values())
     echo(f"学生发行版已写入 / student release written to {out} "
          f"({len(course.exercises)} 个练习 / exercises, {n_checks} 项公开检查 / public checks)")
