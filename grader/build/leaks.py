@@ -1,4 +1,4 @@
-"""Find the reference's code, and the hand answers, in a folder, in any form they could be recovered from.
+"""Find the reference's code and the hand answers in a folder, however they are hidden.
 
 `grade release` runs this on every file of the built release and refuses to finish when it
 finds anything; the tests run it too. A solution function's body counts as found when it is
