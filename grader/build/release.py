@@ -205,8 +205,12 @@ and the section to reread.
 ex10–ex12 建立在前面的练习上：这里用的是**你自己的** ex08、ex09、ex11 文件（前面的错误在这里
 会再出现一次）；正式评分换成正确的实现，前面的错误不重复扣分。
 ex04 的 `WHY_PARALLEL` 是书面回答，由老师人工批改，这里只显示“待人工评分”。
+手算的答案（ANSWER_PARAMS 等）这个工具包自己也不知道：它只存了答案的摘要，所以这里只说对不对，
+不说偏大还是偏小。
 The checks here use the public examples only, against answers recorded from the
-reference (`grader/answers.bin`); no network is needed. **The official grade also runs
+reference (`grader/answers.bin`); no network is needed. The hand-computed answers
+(ANSWER_PARAMS and the like) are not in this kit, only a digest of each: here they are
+right or not right, never "too large" or "too small". **The official grade also runs
 hidden tests** (random inputs, edge cases), so passing everything here is not a full
 score yet. ex10–ex12 build on earlier exercises: here they run with **your own** ex08,
 ex09 and ex11 files (an earlier bug shows again there); the official grade swaps in
