@@ -85,6 +85,7 @@ class Seen:
     tol: Tol = DEFAULT_TOL
     dtype: bool = True
     expected: Observation | None = None
+    words: dict | None = None  # what each key's difference means (grader.judge.compare), for the report
 
 
 _NOT_DIAGNOSABLE = {"Timeout", "WorkerDied", "MissingName", "MissingSubmissionFile", "NotImplementedYet",

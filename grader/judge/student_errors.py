@@ -14,6 +14,8 @@ student.
 
 from __future__ import annotations
 
+import re
+
 from grader.model.calls import Observation
 from grader.model.messages import say
 from grader.model.results import Finding
@@ -130,12 +132,33 @@ def student_error_finding(obs: Observation, label: str) -> Finding:
                        en=say("import_prefix", "en") + message + en_more,
                        traceback=err.get("traceback", ""), output=obs.output)
     zh, en = f"你的代码抛出了异常 {message}", f"your code raised {message}"
+    raised_in = raising_function(err.get("traceback", ""))
+    if raised_in and not _names_it(label, raised_in):  # a round trip's label names decode; encode raised
+        zh, en = f"你的 {raised_in} 抛出了异常 {message}", f"your {raised_in} raised {message}"
     frames = err.get("own_frames")
     if frames and kind_name == "RecursionError":
         zh += f"（你的代码递归了 {frames:,} 层：递归有没有走到终止条件？下面是最前和最后几层）"
         en += f" ({frames:,} calls deep in your code: does the recursion reach its base case? The first and last calls:)"
     return Finding("error", label, got=f"raised {kind_name}", zh=zh, en=en, traceback=err.get("traceback", ""),
-                   output=obs.output)
+                   output=obs.output, raised_in=raised_in)
+
+
+_FRAME = re.compile(r'^\s*File "[^"]*", line \d+, in ([A-Za-z_]\w*)\s*$', re.MULTILINE)
+
+
+def raising_function(traceback: str) -> str:
+    """The function of the student's first frame (the one the kit called), or "".
+
+    >>> raising_function('  File "ex13_bpe.py", line 80, in bpe_encode\\n    first = ids[0]')
+    'bpe_encode'
+    """
+    match = _FRAME.search(traceback or "")
+    return match.group(1) if match and match.group(1) != "<module>" else ""
+
+
+def _names_it(label: str, name: str) -> bool:
+    """Whether a check's label already starts with a call of `name`."""
+    return re.match(rf"\s*(?:[\w.]+\.)?{re.escape(name)}\(", label or "") is not None
 
 
 def _not_utf8(message: str) -> bool:

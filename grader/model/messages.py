@@ -22,6 +22,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "got": {"zh": "得到", "en": "got"},
     "diagnosis": {"zh": "诊断", "en": "diagnosis"},
     "reread": {"zh": "重读 {section}", "en": "reread {section}"},
+    "same_diagnosis": {"zh": "同上", "en": "the same as above"},
     "see_hint": {"zh": "提示：grade hint {id} --level {level}", "en": "hint: grade hint {id} --level {level}"},
     # --show-answers (instructors and CI only; a student's report never has them)
     "answer_line": {"zh": "答案（教师）：{answer}", "en": "answer (instructors): {answer}"},
