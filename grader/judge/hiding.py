@@ -31,9 +31,10 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+import re
 from pathlib import Path
 
-from grader.judge.compare import DEFAULT_TOL, Tol, differences
+from grader.judge.compare import DEFAULT_TOL, Mismatch, Tol, differences
 from grader.model.calls import Observation
 
 # Exception names a student's view may show: Python's own (a class the submission defines
@@ -161,6 +162,7 @@ def parts_text(expected, got, tol: Tol = DEFAULT_TOL, words: dict | None = None)
         return WHOLE["value"]
     if len(found) == 1 and not found[0][0]:
         return WHOLE[found[0][1].what]
+    found = _top_parts(found)
     words = words or {}
     zh = "、".join(f"`{where}`（{WHAT[m.what][0]}{'：' + words[where][0] if where in words else ''}）"
                   for where, m in found[:MAX_ITEMS])
@@ -171,6 +173,15 @@ def parts_text(expected, got, tol: Tol = DEFAULT_TOL, words: dict | None = None)
     if len(found) == 1:
         return f"这一部分不同：{zh}", f"this part differs: {en}"
     return f"这些部分不同：{zh}", f"these parts differ: {en}"
+
+
+def _top_parts(found: list) -> list:
+    """The differing parts by their top-level key or position (`stoi`, not `stoi.e`, `stoi.h`):
+    the part that failed, once; what differs in it when all its differences agree, else its value."""
+    merged: dict[str, list[str]] = {}
+    for where, m in found:
+        merged.setdefault(re.match(r"[^.\[]+|\[[^\]]*\]", where).group(0), []).append(m.what)
+    return [(top, Mismatch("", "", whats[0] if len(set(whats)) == 1 else "value")) for top, whats in merged.items()]
 
 
 def hidden_view(expected: Observation | None, got: Observation, tol: Tol = DEFAULT_TOL,
