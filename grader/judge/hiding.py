@@ -250,7 +250,20 @@ def hidden_view_of(view, finding, names: dict[str, str] | None = None) -> dict |
         return None
     last = getattr(view, "failing", None) or view.seen[-1]  # the check went on past the failed call
     shown = hidden_view(last.expected, last.got, last.tol, getattr(last, "words", None))
-    raised_in = (names or {}).get(getattr(finding, "raised_in", ""))
-    if raised_in:  # the part that failed: encode, when a round trip's encode raised
-        shown["label"] = f"{raised_in}(…)"
+    if names is not None:
+        shown["label"] = hidden_label(finding, names)
     return shown
+
+
+def hidden_label(finding, names: dict[str, str]) -> str:
+    """A hidden check's label: the stub's function that raised (encode, when a round trip's
+    encode raised), else the one its label calls, else none (a probe's own name is the kit's).
+
+    >>> hidden_label(type("F", (), {"raised_in": "", "label": "masked(tensor(…), 3)"}), {"masked_mean_nll": "masked_mean_nll"})
+    ''
+    """
+    raised_in = names.get(getattr(finding, "raised_in", ""))
+    if raised_in:
+        return f"{raised_in}(…)"
+    called = re.match(r"\s*([A-Za-z_]\w*)\(", getattr(finding, "label", "") or "")
+    return f"{called.group(1)}(…)" if called and called.group(1) in names.values() else ""

@@ -93,9 +93,11 @@ def read(name: str) -> Call:
 def probe(spec: str, *args, **kwargs) -> Call:
     """Run the probe `grader/probes/<module>.py:<function>` on the exercise module.
 
-    Its label is empty: a probe's name is the kit's, not a function the student wrote, so a
-    check that wants the failing call named says it in the student's terms (`same(…, label=…)`)."""
-    return Call(spec, args, kwargs, "")
+    Its default label is the probe's own name with the inputs (for instructors' reports); a
+    probe's name is the kit's, not a function the student wrote, so a check names the call in
+    the student's terms (`same(…, label=…)`), and a hidden check's label keeps only a name of
+    the stub's (grader.judge.hiding.hidden_view_of)."""
+    return Call(spec, args, kwargs, _args_label(spec.rpartition(".")[2], args, kwargs))
 
 
 def observe(subject, a_call: Call) -> Observation:

@@ -11,8 +11,13 @@ from grader.fixtures.corpus import read_corpus
 
 
 def _chars_of(tok):
-    """chars as a list of str, whatever sequence the student used (input to `tables`)."""
-    return [str(c) for c in tok.chars]
+    """chars as a list of str, whatever sequence the student used (input to `tables`); chars
+    that are no sequence at all come back as they are (the kit's reading raises nothing)."""
+    chars = tok.chars
+    try:
+        return [str(c) for c in chars]
+    except TypeError:
+        return chars
 
 
 def vocab_facts(mod, path):

@@ -66,7 +66,8 @@ def student_finding(f: Finding) -> Finding:
         zh, en = view["zh"], view["en"]
     else:
         zh, en = GENERIC.get(f.kind, GENERIC["custom"])
-    return Finding(f.kind, label=view.get("label") or call_name(f.label), expected=view.get("expected"), got=view.get("got"),
+    label = view["label"] if "label" in view else call_name(f.label)  # the judge's, from the stub's names
+    return Finding(f.kind, label=label, expected=view.get("expected"), got=view.get("got"),
                    zh=zh, en=en, diagnosis=f.diagnosis)
 
 

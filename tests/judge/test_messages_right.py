@@ -368,10 +368,16 @@ def test_a_hidden_label_is_a_call_of_the_students_or_nothing(label, name):
     assert call_name(label) == name
 
 
-def test_a_probe_is_not_labelled_by_its_own_name():
-    from grader.judge.verdicts import probe
+def test_a_hidden_label_never_names_a_probe():
+    from grader.judge.hiding import contract_names, hidden_label
 
-    assert probe("ex05.course_snippet").label == "" and probe("ex03.count_params_of", "plain").label == ""
+    names = contract_names(COURSE.exercises_dir / COURSE.exercise("ex03").file)
+    finding = type("F", (), {"raised_in": "", "label": "count_params_of('plain')"})
+    assert hidden_label(finding, names) == ""  # the probe's name is the kit's
+    finding.label = "count_params(m) for modules sharing a weight"
+    assert hidden_label(finding, names) == "count_params(…)"
+    ex06 = contract_names(COURSE.exercises_dir / COURSE.exercise("ex06").file)
+    assert ex06["__init__"] == "CharTokenizer" and ex06["encode"] == "encode"
 
 
 # ------------------------------------------------------------------ time-outs: the cause, and the line
@@ -405,3 +411,17 @@ def test_printing_that_cost_the_time_is_named_as_the_cause():
     printing = _timed_out('  File "ex01_windows.py", line 55, in make_windows\n    print("window", k, tokens)')
     assert "it was printing then" in printing.en and "endless" not in printing.en, printing.en
     assert "正在打印" in printing.zh
+
+
+def test_the_kits_own_unpacking_of_a_batch_is_not_the_students_error(tmp_path, references):
+    """get_batch returning (x, y, ix): the probe's own `x, y = …` once raised "too many values to
+    unpack", reported as the student's ValueError; now the answer is compared as returned."""
+    three = EX08_SECOND_RANDINT.replace(
+        "    iy = torch.randint(len(data) - block_size, (batch_size,), generator=generator)\n", "").replace(
+        "for i in iy]", "for i in ix]").replace("    return x, y\n", "    return x, y, ix\n")
+    result, text = _grade(tmp_path, references, "ex08", three, only={"test_small_example", "test_layout"})
+    assert len(_failed(result)) == 2, _failed(result)
+    for check in result.checks:
+        assert check.finding.kind == "mismatch", (check.name, check.finding.en)
+    assert "raised" not in text["en"] and "抛出" not in text["zh"], text["en"]
+    assert "length differs: expected 2, got 3" in text["en"]
