@@ -146,7 +146,7 @@ def compare(expected, got, tol: Tol | None = None, *, dtype: bool = True, path: 
     more_zh = [f"… 另有 {len(found) - MAX_PARTS} 处"] if len(found) > MAX_PARTS else []
     more_en = [f"… and {len(found) - MAX_PARTS} more"] if len(found) > MAX_PARTS else []
     if len(found) == 1:
-        return Mismatch(lines[0][0], lines[0][1])
+        return Mismatch(lines[0][0], lines[0][1], found[0][1].what)
     return Mismatch("\n".join([f"{len(found)} 处不同："] + [zh for zh, _ in lines] + more_zh),
                     "\n".join([f"{len(found)} parts differ:"] + [en for _, en in lines] + more_en))
 
