@@ -80,20 +80,22 @@ def test_make_lm_batch_random(student, reference):
 @pytest.mark.points(1)
 def test_lm_loss_course_snippet(student, reference):
     """lm_loss：5.6 那段可执行核对（seed 42 的 embedding + lm_head）| lm_loss: section 5.6's runnable check"""
-    same(student, reference, probe("ex05.course_snippet"))
+    same(student, reference, probe("ex05.course_snippet"), label="lm_loss(logits (2, 4, 32), labels)")
 
 
 @pytest.mark.points(2)
 def test_lm_loss_random(student, reference):
     """lm_loss：随机 logits 与 -100，数值与梯度 | lm_loss: random logits and -100 labels, value and gradient"""
     for B, T, V, seed, ignored in [(2, 4, 32, 511, 2), (3, 5, 7, 512, 0), (1, 1, 9, 513, 0), (4, 3, 65, 514, 5)]:
-        same(student, reference, probe("ex05.loss_and_grad", B, T, V, seed=seed, n_ignored=ignored), tol=GRAD_TOL)
+        same(student, reference, probe("ex05.loss_and_grad", B, T, V, seed=seed, n_ignored=ignored), tol=GRAD_TOL,
+             label=f"lm_loss(logits ({B}, {T}, {V}), labels), loss.backward()")
 
 
 @pytest.mark.points(1)
 def test_lm_loss_one_tinygpt_step(student, reference):
     """一步 TinyGPT：make_lm_batch → model → lm_loss，带 pad | one TinyGPT step with padding"""
-    same(student, reference, probe("ex05.one_step", pad_id=0, seed=521))
+    same(student, reference, probe("ex05.one_step", pad_id=0, seed=521),
+         label="lm_loss(TinyGPT(make_lm_batch(…, pad_id=0)))")
 
 
 @pytest.mark.public

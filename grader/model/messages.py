@@ -22,6 +22,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "got": {"zh": "得到", "en": "got"},
     "diagnosis": {"zh": "诊断", "en": "diagnosis"},
     "reread": {"zh": "重读 {section}", "en": "reread {section}"},
+    "same_diagnosis": {"zh": "同上", "en": "the same as above"},
     "see_hint": {"zh": "提示：grade hint {id} --level {level}", "en": "hint: grade hint {id} --level {level}"},
     # --show-answers (instructors and CI only; a student's report never has them)
     "answer_line": {"zh": "答案（教师）：{answer}", "en": "answer (instructors): {answer}"},
@@ -31,8 +32,8 @@ CATALOG: dict[str, dict[str, str]] = {
                              "en": "this release has no reference solutions (--show-answers is for instructors)"},
     "your_traceback": {"zh": "你的代码的调用栈：", "en": "your code's traceback:"},
     "your_output": {"zh": "你的代码打印了：", "en": "your code printed:"},
-    "your_output_cut": {"zh": "你的代码打印了 {size}（{lines} 行），超过工具包的上限，只显示前 {kept} 个字符：",
-                        "en": "your code printed {size} ({lines} lines), over the kit's limit; the first {kept} characters are shown:"},
+    "your_output_cut": {"zh": "你的代码打印了 {size}（{lines} 行），超过工具包的上限；下面是前 {kept} 行：",
+                        "en": "your code printed {size} ({lines} lines), over the kit's limit; its first {kept} lines:"},
     "more_lines": {"zh": "… 还有 {count} 行", "en": "… {count} more lines"},
     "same_as_above": {"zh": "（和上面的一样）", "en": "(the same as above)"},
     "your_code_was": {"zh": "当时你的代码运行到：", "en": "your code was here:"},

@@ -13,7 +13,7 @@ import pytest
 
 from grader.model.results import CheckFailed, Finding
 from grader.judge.verdicts import StudentView
-from grader.judge.hiding import hidden_view_of
+from grader.judge.hiding import contract_names, hidden_view_of
 from grader.model.results import CheckResult, title_from_doc
 from grader.run.markers import MARKERS, exercise_of, is_manual, is_public, points_of, timeout_of
 from grader.sandbox import Overloaded, ZygoteGone
@@ -127,7 +127,9 @@ class GradingPlugin:
                                   traceback=report.longreprtext[-3000:])
         view = self._views.pop(item.nodeid, None)
         if finding is not None and not is_public(item):
-            finding.hidden_view = hidden_view_of(view, finding)  # what the student's report may show
+            course = self.session.course
+            names = contract_names(course.exercises_dir / course.exercise(exercise_of(item)).file)
+            finding.hidden_view = hidden_view_of(view, finding, names)  # what the student's report may show
         result = CheckResult(
             exercise=exercise_of(item), name=item.name, title=title_from_doc(item.function.__doc__, item.name),
             max_points=points_of(item), passed=report.passed, public=is_public(item),
