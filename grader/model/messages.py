@@ -149,6 +149,13 @@ CATALOG: dict[str, dict[str, str]] = {
                           "en": "grading stopped: the zygote that starts the workers (pid {pid}) ended and could not "
                                 "be started again. The students being graded then were not scored; those graded "
                                 "before are saved. Run the same command again to grade the rest."},
+    # grade all --format F --out FILE, several pairs (grader.run.outputs)
+    "outputs_unpaired": {"zh": "{formats} 个 --format 配 {outs} 个 --out：一次写几种格式时，每个 --format 后面跟一个 "
+                               "--out（按顺序配对）",
+                         "en": "{formats} --format for {outs} --out: to write several formats in one run, give each "
+                               "--format an --out (paired in order)"},
+    "outputs_twice": {"zh": "{path} 给了两次（{first} 和 {second}）：每种格式写进自己的文件",
+                      "en": "{path} is given twice ({first} and {second}): each format needs a file of its own"},
     "watch_start": {"zh": "正在加载 torch 与参考答案（只在开始时一次）…",
                     "en": "loading torch and the reference (once, at the start) …"},
     # pictures
