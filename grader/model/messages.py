@@ -7,6 +7,7 @@ message exists in both languages with the same placeholders.
 
 from __future__ import annotations
 
+import functools
 import os
 
 CATALOG: dict[str, dict[str, str]] = {
@@ -176,6 +177,78 @@ CATALOG: dict[str, dict[str, str]] = {
     "difference_head": {"zh": "第一个不同在下标 {index}（它前面的 {same} 项都对）：",
                         "en": "the first difference is at index {index} (the {same} items before it agree):"},
 }
+
+
+# click's own usage errors (a missing argument, an unknown option or command), in Chinese:
+# click's English message texts (its gettext msgids, as formatted) and their translations, the
+# more specific first. A `{message}` field is itself translated; the other fields are kept.
+CLICK_ZH: tuple[tuple[str, str], ...] = (
+    ("Usage:", "用法："),
+    ("Try '{command} {option}' for help.", "运行 '{command} {option}' 查看帮助。"),
+    ("Error: {message}", "错误：{message}"),
+    ("{message} Choose from:\n\t{choices}", "{message}可选：\n\t{choices}"),
+    ("{message} Did you mean {possibility}?", "{message}是不是想用 {possibility}？"),
+    ("{message} (Did you mean one of: {possibilities}?)", "{message}（是不是想用其中之一：{possibilities}？）"),
+    ("Missing argument {name}.", "缺少参数 {name}。"),
+    ("Missing option {name}.", "缺少选项 {name}。"),
+    ("Missing parameter {name}.", "缺少参数 {name}。"),
+    ("No such option {name}.", "没有这个选项：{name}。"),
+    ("No such option: {name}", "没有这个选项：{name}"),
+    ("No such command {name}.", "没有这个命令：{name}。"),
+    ("Got unexpected extra argument ({args})", "多出了参数（{args}）"),
+    ("Got unexpected extra arguments ({args})", "多出了参数（{args}）"),
+    ("Option {name} requires an argument.", "选项 {name} 后面要跟一个值。"),
+    ("Option {name} requires {n} arguments.", "选项 {name} 后面要跟 {n} 个值。"),
+    ("Option {name} does not take a value.", "选项 {name} 后面不跟值。"),
+    ("Argument {name} takes {n} values.", "参数 {name} 要 {n} 个值。"),
+    ("Invalid value for {name}: {message}", "{name} 的值无效：{message}"),
+    ("Invalid value: {message}", "值无效：{message}"),
+    ("{value} is not one of {choices}.", "{value} 不是 {choices} 之一。"),
+    ("{value} is not {choice}.", "{value} 不是 {choice}。"),
+    ("{value} is not a valid integer.", "{value} 不是整数。"),
+    ("{value} is not a valid float.", "{value} 不是数。"),
+    ("{value} is not in the range {range}.", "{value} 不在 {range} 之内。"),
+    ("File {name} does not exist.", "文件 {name} 不存在。"),
+    ("Directory {name} does not exist.", "文件夹 {name} 不存在。"),
+    ("Path {name} does not exist.", "路径 {name} 不存在。"),
+    ("File {name} is a directory.", "{name} 是文件夹，不是文件。"),
+    ("Directory {name} is a file.", "{name} 是文件，不是文件夹。"),
+    ("{kind} {name} is not readable.", "{name} 读不了。"),
+    ("{kind} {name} is not writable.", "{name} 写不了。"),
+)
+
+
+def click_text(text: str, lang: str) -> str:
+    """One of click's own messages in `lang` (CLICK_ZH); a text it does not know stays as it is.
+
+    >>> click_text("Invalid value for '--lang': 'fr' is not one of 'zh', 'en'.", "zh")
+    "'--lang' 的值无效：'fr' 不是 'zh', 'en' 之一。"
+    >>> click_text("No such option '--colour'. Did you mean '--color'?", "zh")
+    "没有这个选项：'--colour'。是不是想用 '--color'？"
+    """
+    if lang == "en":
+        return text
+    for pattern, zh in _click_patterns():
+        found = pattern.fullmatch(text)
+        if found:
+            fields = found.groupdict()
+            if "message" in fields:
+                fields["message"] = click_text(fields["message"], lang)
+            return zh.format(**fields)
+    return text
+
+
+@functools.cache
+def _click_patterns() -> list:
+    """CLICK_ZH's English texts as patterns: the literal words, each `{field}` any text."""
+    import re
+
+    patterns = []
+    for en, zh in CLICK_ZH:
+        parts = re.split(r"\{(\w+)\}", en)  # literal, field, literal, field, …
+        regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
+        patterns.append((re.compile(regex, re.DOTALL), zh))
+    return patterns
 
 
 def section_text(section: str, lang: str) -> str:
