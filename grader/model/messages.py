@@ -112,6 +112,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "watch_all_done": {"zh": "全部练习都通过了！按 q 退出。", "en": "every exercise passes! Press q to quit."},
     "watch_bye": {"zh": "已退出 grade watch。进度保存在 {path}", "en": "left grade watch. Progress is kept in {path}"},
     "watch_cancelled": {"zh": "文件又保存了：重新评分 …", "en": "saved again: grading the new version …"},
+    "watch_queued": {"zh": "保存了 {ids}：{current} 评完后接着评", "en": "{ids} saved: graded once {current} is done"},
     "watch_error": {"zh": "评分没能完成：{detail}", "en": "grading did not finish: {detail}"},
     # grade batch: the time bound (grader.cohort.batch.time_bound), the answers computed ahead
     # (grader.cohort.warmup) and the summary line; Chinese beside English unless --lang en

@@ -9,16 +9,17 @@ import unicodedata
 def terminal_width(stream=None) -> int | None:
     """The columns of the terminal `stream` (default stdout) writes to; None when it is not one
     (a pipe, a file: nothing is wrapped or cut there)."""
-    import shutil
+    import os
     import sys
 
     stream = stream if stream is not None else sys.stdout
     try:
         if not stream.isatty():
             return None
-    except (AttributeError, ValueError):
+        columns = os.get_terminal_size(stream.fileno()).columns  # the stream's own (fd 1 may be captured)
+    except (AttributeError, ValueError, OSError):
         return None
-    return shutil.get_terminal_size().columns
+    return columns or None
 
 
 def columns(rows: list[list[str]], *, width: int | None, flexible: set[int], right: set[int] = frozenset(),
