@@ -179,6 +179,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "loss_curve": {"zh": "loss 曲线（第 {first} 步 → 第 {last} 步，同一纵轴）",
                    "en": "loss curve (step {first} → step {last}, one scale)"},
     "picture_at": {"zh": "图：{path}", "en": "picture: {path}"},
+    "picture_in_english": {"zh": "（图里的文字是英文：这台电脑上没找到能显示中文的字体。装一个中文字体，例如 Debian/Ubuntu 的 "
+                                 "fonts-noto-cjk 或 fonts-wqy-microhei，图就会用中文。）",
+                           "en": "(the picture's labels are in English: no font on this computer draws Chinese. Install "
+                                 "one, e.g. Debian/Ubuntu's fonts-noto-cjk or fonts-wqy-microhei, for Chinese labels.)"},
     "loss_png_title": {"zh": "ex12：你的 loss 曲线与课文的", "en": "ex12: your loss curve beside the lesson's"},
     "first_difference": {"zh": "从下标 {index} 起不同：期望 {expected}，得到 {got}（期望共 {len_expected} 项，你的有 {len_got} 项）",
                          "en": "differs from index {index}: expected {expected}, got {got} ({len_expected} items expected, yours has {len_got})"},
