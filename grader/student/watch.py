@@ -226,7 +226,7 @@ class WatchLoop:
 
         self.echo()
         self.echo("\n".join(status_lines(self.course, self.session.folder, self.lang, color=self.color,
-                                         current=self.current)))
+                                         current=self.current, width=self.columns())))
 
     def next_exercise(self) -> None:
         from grader.student.progress import next_unfinished, progress_of
