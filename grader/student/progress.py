@@ -3,11 +3,11 @@
 `grade exNN` (and `grade watch`) records each attempt (state, points, time) and keeps the
 best one; `grade hint` records the hint level reached; `grade status` and `grade list` show it:
 
-    练习    标题                            状态      最近一次  最好一次            评分时间
-    [ch05]  第 5 章 从神经网络到语言模型
-      ex01  训练窗口：输入与右移一位的目标  ✓ 通过       10/10     10/10            11-29 21:20
-      ex02  手算 next-token NLL：…          ✗ 未通过      3/12      8/12 (11-29 21:02)  11-29 21:24
-      ex03  参数量与显存粗估                · 未开始      -/11      -/11            还没评过
+    练习      标题                                                状态      最近一次            最好一次  评分时间
+    [ch05]    第 5 章 从神经网络到语言模型
+      ex01    训练窗口：输入与右移一位的目标                      ✓ 通过       10/10               10/10  11-29 21:20
+      ex02    手算 next-token NLL：稳定 softmax 与带 mask 的平均  ✗ 未通过      3/12  8/12 (11-29 21:02)  11-29 21:24
+      ex03    参数量与显存粗估：12·L·C² 加词表                    · 未开始      -/11                -/11  还没评过
 
 An exercise is 未开始 (not started) until an attempt implements something, 未通过
 (failed) while a check fails, 通过 (passed) when every check passes.

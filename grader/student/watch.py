@@ -12,10 +12,13 @@ Saving an exercise file grades that exercise; when it passes, the next exercise 
 passed yet becomes the one watched. A save of the file being graded stops that grade (its
 result would be of the old file) and grades the new one; a save of another exercise's file
 while one is graded (ex12 trains for minutes) waits its turn: the running grade finishes,
-its result is shown and recorded, then the saved exercise is graded below it. Single keys, read from the terminal in cbreak mode
-(termios; works over SSH; no curses): `h` the next hint, `l` the list with progress,
-`n` the next unfinished exercise, `r` re-grade, `q` quit. Ctrl-C quits too; the terminal
-is restored either way. When stdin is not a terminal, only saves are watched.
+its result is shown and recorded, then the saved exercise is graded below it. Every line
+is wrapped to the terminal's width (grader.report.layout.wrap), never inside a character.
+
+Single keys, read from the terminal in cbreak mode (termios; works over SSH; no curses):
+`h` the next hint of the exercise on screen, `l` the list with progress, `n` the next
+unfinished exercise, `r` re-grade, `q` quit. Ctrl-C quits too; the terminal is restored
+either way. When stdin is not a terminal, only saves are watched.
 """
 
 from __future__ import annotations
