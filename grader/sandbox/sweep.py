@@ -99,15 +99,29 @@ def _owned_processes(uid: int) -> list[int]:
     return found
 
 
-def empty(folders=WRITABLE) -> None:
-    """Remove everything inside each folder (the folders themselves stay)."""
+def empty(folders=WRITABLE, keep=frozenset()) -> None:
+    """Remove everything inside each folder but the paths in `keep` (the folders holding what
+    the sandbox binds there, made before any worker ran); the folders themselves stay."""
     for folder in folders:
         try:
             names = os.listdir(folder)
         except OSError:
             continue
         for name in names:
-            _remove(os.path.join(folder, name))
+            path = os.path.join(folder, name)
+            if path not in keep:
+                _remove(path)
+
+
+def entries(folders=WRITABLE) -> frozenset[str]:
+    """What the folders hold now (at the zygote's start: its own, to be kept)."""
+    found = set()
+    for folder in folders:
+        try:
+            found.update(os.path.join(folder, name) for name in os.listdir(folder))
+        except OSError:
+            pass
+    return frozenset(found)
 
 
 def remove_owned(uid: int, folders=WRITABLE) -> None:
@@ -135,4 +149,4 @@ def _remove(path: str) -> None:
         pass
 
 
-__all__ = ["kill_everything_else", "kill_uid", "empty", "remove_owned", "WRITABLE"]
+__all__ = ["kill_everything_else", "kill_uid", "empty", "entries", "remove_owned", "WRITABLE"]

@@ -82,7 +82,7 @@ def enter_worker(config: dict, keep_fds: set[int], workdir: str | None) -> None:
         os.setgid(uid)
         os.setuid(uid)
     if config.get("tier") == "container":
-        from grader.sandbox import seccomp
+        import grader.sandbox.seccomp as seccomp
 
         seccomp.build().load()
     if workdir:
@@ -138,6 +138,9 @@ def zygote_main(sock: socket.socket, config: dict) -> None:
     # What is loaded now lives as long as every worker: their garbage collections never walk it.
     gc.freeze()
     ready = {"ready": os.getpid(), **(self_check(config.get("unseen") or [], tier) if tier != "practice" else {})}
+    import grader.sandbox.sweep as sweep
+
+    config["keep"] = sweep.entries(("/tmp", "/dev/shm")) if tier == "bubblewrap" else frozenset()
     send_frame(sock, plaincodec.encode(ready))
     forked = 0
     while True:
@@ -167,13 +170,13 @@ def _reply(number: int, value) -> bytes:
 
 
 def _sweep(tier: str, config: dict, reap) -> None:
-    from grader.sandbox import sweep
+    import grader.sandbox.sweep as sweep
 
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     try:
         if tier == "bubblewrap":
             sweep.kill_everything_else(reap=lambda: reap(None, None))
-            sweep.empty(("/tmp", "/dev/shm"))
+            sweep.empty(("/tmp", "/dev/shm"), keep=config["keep"])
         elif tier == "container":
             sweep.kill_uid(config["uid"], reap=lambda: reap(None, None))
             sweep.remove_owned(config["uid"])
