@@ -1,6 +1,6 @@
 """The pytest plugin that runs the checks for the grader.
 
-It provides the fixtures checks ask for (`student`, `reference`, `corpus_path`), keeps
+It provides the fixtures checks ask for (`student`, `reference`, `source`, `corpus_path`), keeps
 only the selected checks, and turns each test's outcome into a `CheckResult`. pytest runs
 the checks; this plugin only listens.
 """
@@ -80,6 +80,12 @@ class GradingPlugin:
     @pytest.fixture
     def reference(self):
         return self.session.reference(exercise_of(self._item))
+
+    @pytest.fixture
+    def source(self):
+        """The judge's reading of the exercise's source (grader.judge.source), for the checks
+        that judge how an answer is written (ex02's forbidden APIs)."""
+        return self.session.source(exercise_of(self._item))
 
     @pytest.fixture
     def corpus_path(self):
