@@ -11,8 +11,7 @@ for split i, with the module's `get_batch` replaced by the correct one for the c
   are noisy, in eval mode it is the plain model;
 - "grad": the plain model, its loss reading 1 higher while gradients are being recorded;
 - "numbered": whatever the batch, its n-th forward call (n = 1, 2, …) has the loss 1 + n/100
-  (and logits whose cross-entropy with the targets is that loss): the mean an estimate returns
-  shows which calls it averaged, in which order.
+  (grader.fixtures.numbered): the mean an estimate returns shows which calls it averaged.
 
 The judge compares what came back (grader/checks/test_ex11_estimate_loss.py): "dropout" and
 "grad" must give the plain model's numbers, "plain" and "other" must differ. Every probe seeds
@@ -22,14 +21,11 @@ as it was.
 
 from __future__ import annotations
 
-import itertools
-import math
-
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 from grader.fixtures.corpus import lesson_splits
+from grader.fixtures.numbered import Numbered
 from grader.pieces import piece
 from grader.probes.common import attribute, swapped
 from grader.probes.seeding import seed_global
@@ -59,34 +55,12 @@ def _grad_class():
     return GradAware
 
 
-class _Numbered(nn.Module):
-    """Loss 1 + n/100 on its n-th forward call, whatever the batch (logits agree with it)."""
-
-    def __init__(self, vocab_size):
-        super().__init__()
-        self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)  # parameters, for .eval() and the like
-        calls = itertools.count(1)
-        self._next = lambda: next(calls)
-
-    def forward(self, idx, targets=None):
-        n = self._next()
-        V = self.token_embedding_table.num_embeddings
-        loss = 1.0 + n / 100
-        # the target's logit c with the others 0: log(e^c + V - 1) - c = loss
-        c = -math.log(math.expm1(loss) / (V - 1))
-        logits = torch.zeros(*idx.shape, V)  # (B, T, V)
-        if targets is None:
-            return logits, None
-        logits.scatter_(-1, targets.unsqueeze(-1), c)
-        return logits, torch.tensor(loss)
-
-
 def _model(kind: str, vocab_size: int, seed: int):
     if kind not in KINDS:
         raise ValueError(kind)
     seed_global(seed + 500 if kind == "other" else seed)
     if kind == "numbered":
-        return _Numbered(vocab_size)
+        return Numbered(vocab_size)
     if kind == "grad":
         return _grad_class()(vocab_size)
     model = piece("BigramLanguageModel")(vocab_size)
