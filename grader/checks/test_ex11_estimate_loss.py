@@ -161,7 +161,7 @@ def test_mean_of_eval_iters_batches(student, reference):
 @pytest.mark.points(1)
 def test_no_grad(student, reference):
     """评估时不记录梯度 | No gradients are recorded"""
-    facts = as_plain("grad", "the plain model's numbers when its loss reads 1 higher while recording gradients")
+    facts = as_plain("grad", "the plain model's numbers (no gradients recorded)")
     same(derived(student, facts), derived(reference, facts), probe("ex11.runs", kinds=("plain", "other", "grad"), **CASES[0]),
          label=_label("no gradients", CASES[0]))
 
@@ -169,7 +169,7 @@ def test_no_grad(student, reference):
 @pytest.mark.points(1)
 def test_eval_mode_during(student, reference):
     """评估期间模型在 eval 模式 | The model is in eval mode during the estimate"""
-    facts = as_plain("dropout", "the plain model's numbers when it has dropout (eval mode)")
+    facts = as_plain("dropout", "the plain model's numbers (eval mode: no dropout)")
     for mode in ("train", "eval"):
         same(derived(student, facts), derived(reference, facts),
              probe("ex11.runs", kinds=("plain", "other", "dropout"), seed=6, mode=mode),

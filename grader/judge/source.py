@@ -24,11 +24,20 @@ import ast
 import inspect
 import linecache
 import os
+import re
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["SubmissionSource", "imported_modules", "literal_import", "parse"]
+
+
+def _cell_family(filename: str) -> str:
+    """Which kernel's cells a code file name belongs to: ipykernel's folder
+    (/tmp/ipykernel_812/), or the numbered name's stem (`<ipython-input-3-…>`: `<ipython-input-`)."""
+    if filename.startswith("<"):
+        return re.sub(r"\d.*", "", filename)
+    return os.path.dirname(filename)
 
 
 def parse(text: str | bytes, name: str) -> ast.Module | None:
@@ -104,22 +113,21 @@ class SubmissionSource:
 
     @classmethod
     def of_namespace(cls, module: types.ModuleType) -> "SubmissionSource":
-        """A notebook's namespace: every cell that defines one of its functions or classes, read
-        whole from the kernel's line cache, the cells making one module together."""
-        cells: dict[str, str] = {}
+        """A notebook's namespace: every cell the kernel ran beside those that define its
+        functions and classes (the kernel keeps each cell's text in the line cache), read whole,
+        the cells making one module together (an alias bound in one cell, used in another)."""
+        families = set()
         for value in list(vars(module).values()):
             code = getattr(value, "__code__", None)
             if code is None and inspect.isclass(value):
                 code = next((getattr(v, "__code__", None) for v in vars(value).values()
                              if getattr(v, "__code__", None) is not None), None)
-            filename = getattr(code, "co_filename", "")
-            if not filename or filename in cells or getattr(value, "__module__", None) != module.__name__:
-                continue
-            lines = linecache.getlines(filename)
-            if lines:
-                cells[filename] = "".join(lines)
-        names = tuple(cells)
-        return cls(cells, names[0] if names else "", cells=names)
+            if code is not None and getattr(value, "__module__", None) == module.__name__:
+                families.add(_cell_family(code.co_filename))
+        cells = {name: "".join(linecache.getlines(name)) for name in sorted(linecache.cache)
+                 if _cell_family(name) in families}
+        names = tuple(name for name, text in cells.items() if text)
+        return cls({name: cells[name] for name in names}, names[0] if names else "", cells=names)
 
     # ---------------------------------------------------------------- reading it
 

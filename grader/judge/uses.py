@@ -233,7 +233,8 @@ class _Reader:
                 target = self._ref_of(bound)
                 if isinstance(target, _Ref) and target.name is None:  # nethelp.lse: that name of nethelp's
                     refs.append((target.module, sub.attr))
-                    skipped.add(id(sub))
+                    refs += [(target.module, f"{_TOP}{f}") for f in self.module(target.module).tops]
+                    skipped |= {id(sub), id(sub.value)}
                 elif sub.value.id in ("self", "cls") and sub.attr in module.methods:
                     skipped.add(id(sub))  # the class's own method: read with the class
         for sub in ast.walk(node):
