@@ -67,7 +67,7 @@ def written_by_hand(source, *functions: str) -> None:
     fail(f"用了本练习禁止的 API：{zh}。softmax、log-sum-exp 和交叉熵要自己用 max、exp、sum、log 写（见 5.5）",
          f"forbidden APIs used: {en}. Write the softmax, log-sum-exp and loss yourself with max, exp, sum, log (5.5)",
          label=", ".join(found), expected="未使用 / none used",
-         got=", ".join(dict.fromkeys(u.written for uses in found.values() for u in uses)))
+         got=", ".join(dict.fromkeys(u.written for uses in found.values() for u in uses)), kind="rule")
 
 
 def random_case(seed, n, v, scale=3.0, n_ignored=0, ignore_index=-100):

@@ -41,7 +41,7 @@ from grader.model.calls import Observation
 # could carry any name), and the grader's own reports of a stub or a missing file.
 SAFE_ERRORS = frozenset(
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
-) | {"NotImplementedYet", "MissingSubmissionFile", "MissingName", "ForbiddenAPIError", "Timeout", "WorkerDied"}
+) | {"NotImplementedYet", "MissingSubmissionFile", "MissingName", "Timeout", "WorkerDied"}
 MAX_DEPTH = 3
 MAX_ITEMS = 6
 

@@ -105,13 +105,15 @@ def observe(subject, a_call: Call) -> Observation:
 
 
 def fail(zh: str, en: str, *, label: str = "", expected: str | None = None, got: str | None = None,
-         diagnosis: dict | None = None, answer: str | None = None) -> None:
+         diagnosis: dict | None = None, answer: str | None = None, kind: str = "custom") -> None:
     """Fail the check with your own message (both languages).
 
     `diagnosis`: usually `diagnose(student, reference)`; `answer`: a hand-computed value the
-    student's report must not show (see `check_value(..., hand=True)`).
+    student's report must not show (see `check_value(..., hand=True)`). `kind="rule"`: a verdict
+    on the submission's own source (grader.judge.uses), words that hold nothing but the student's
+    code, shown in full even for a hidden check.
     """
-    raise CheckFailed(Finding("custom", label=label, expected=expected, got=got, zh=zh, en=en, diagnosis=diagnosis,
+    raise CheckFailed(Finding(kind, label=label, expected=expected, got=got, zh=zh, en=en, diagnosis=diagnosis,
                               answer=answer))
 
 

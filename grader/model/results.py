@@ -72,7 +72,7 @@ def title_from_doc(doc: str | None, fallback: str) -> Text:
 
 @dataclass
 class Finding:
-    kind: str  # mismatch | error | not_implemented | timeout | missing | crash | custom
+    kind: str  # mismatch | error | not_implemented | timeout | missing | crash | custom | rule
     label: str = ""
     expected: str | None = None
     got: str | None = None

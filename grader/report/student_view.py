@@ -35,8 +35,9 @@ GENERIC = {
     "custom": ("不对（隐藏测试：细节不显示）", "not right (a hidden test: the details are not shown)"),
     "grader_error": ("评分程序出错", "the grader failed on this check"),
 }
-# judge-made words: no input in them ("missing": the file's or the function's name)
-KEEP_WORDS = ("not_implemented", "timeout", "data", "import_error", "not_run", "refused", "missing")
+# judge-made words: no input in them ("missing": the file's or the function's name; "rule": the
+# names and lines of the submission's own source that break a rule, grader.judge.uses)
+KEEP_WORDS = ("not_implemented", "timeout", "data", "import_error", "not_run", "refused", "missing", "rule")
 KEEP_PICTURES = ("shapes",)  # drawn from shapes only
 
 

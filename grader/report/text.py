@@ -160,7 +160,7 @@ def _check_lines(check: CheckResult, exercise_id: str, lang: str, style, seen: s
     else:
         lines = [f"  {mark} {title}"]
     reason = f.en if lang == "en" else f.zh
-    if f.label and f.kind != "custom":
+    if f.label and f.kind not in ("custom", "rule"):  # their own words say what they are about
         reason = f"{f.label}: {reason}" if reason else f.label
     if reason:
         lines.extend("      " + line for line in reason.splitlines())

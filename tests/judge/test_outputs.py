@@ -178,3 +178,14 @@ def test_a_notebooks_check_reads_the_cells_for_the_rule():
         assert check_result("ex02", "test_nll_course_example", namespace, lang="en").passed
     finally:
         linecache.cache.pop(cell, None)
+
+
+def test_a_hidden_check_shows_the_forbidden_api_and_its_line(tmp_path, references):
+    """The rule's words hold nothing but the student's own code: a student's view of a hidden
+    check keeps them (the API, the file and the line), where other hidden failures say only that."""
+    from grader.report.student_view import for_student
+
+    module = submission(tmp_path, "ex02", [USES_SOFTMAX], references)
+    (shown,) = for_student([grade("ex02", module, references, only={"test_stable_softmax_large"})])
+    (check,) = shown.checks
+    assert not check.public and "torch.nn.functional.softmax" in check.finding.en and ".py:30)" in check.finding.en
