@@ -122,11 +122,12 @@ def _with_progress(base, progress, total):
 
 @contextlib.contextmanager
 def _model_class(mod, kind: str, progress, total):
-    """(the names to swap in, the class handed in) for this run.
+    """Put this run's model class under the name BigramLanguageModel for the call; yields it.
 
     "as_written": the correct model where the file imports it from ex09 (or lacks it), the
     file's own class where it writes one. Any other kind: the probe's class, in place of
-    whatever the file holds (a known mistake's override finds it in its own globals too)."""
+    whatever the file holds (a known mistake's override finds it in its own globals too). With
+    `progress`, a subclass that reports the training forwards to the progress bar is put there."""
     own = vars(mod).get("BigramLanguageModel")
     if kind == "as_written" and (own is None or imported_from_earlier(own) or not isinstance(own, type)):
         handed = piece("BigramLanguageModel")
