@@ -98,9 +98,9 @@ def _dotted(node) -> str | None:
 
 
 class _Scanner(ast.NodeVisitor):
-    def __init__(self, name: str, watched: bool | None = None):
+    def __init__(self, name: str, ruled: bool | None = None):
         self.name = name
-        self.watched = name in _RULED_FILES if watched is None else watched
+        self.ruled = name in _RULED_FILES if ruled is None else ruled
         self.imports: set[str] = set()  # the top-level module names imported (by name, statically)
         self.found: list[str] = []
         self.modules: dict[str, str] = {}  # local name -> module it is bound to (import x as y)
@@ -119,7 +119,7 @@ class _Scanner(ast.NodeVisitor):
             self.flag(node, f"imports {module} (only grader.tinygpt of the grader is for submissions)")
         elif top in _MODULES:
             self.flag(node, f"imports {module} ({_MODULES[top]})")
-        elif top in _ELSEWHERE and self.watched:
+        elif top in _ELSEWHERE and self.ruled:
             self.flag(node, f"imports {module} (code run in another process: {HIDES_NAME})")
 
     def visit_Import(self, node):
@@ -166,7 +166,7 @@ class _Scanner(ast.NodeVisitor):
             self.flag(node, f".{node.attr} (runs code given as a string)")  # builtins.exec; not model.eval()
         elif node.attr == "sys" and _dotted(node.value):  # os.sys: sys where the scan does not look for it
             self.flag(node, f"{_dotted(node.value)}.sys (sys reached through another module)")
-        if node.attr == "__dict__" and self.watched:
+        if node.attr == "__dict__" and self.ruled:
             self.flag(node, f".{node.attr} ({HIDES_NAME})")
         self.generic_visit(node)
 
@@ -203,7 +203,7 @@ class _Scanner(ast.NodeVisitor):
     def visit_Name(self, node):
         if node.id in _DYNAMIC and id(node) not in self.called and isinstance(node.ctx, ast.Load):
             self.flag(node, f"{node.id} under another name (runs code given as a string)")  # run = exec
-        elif self.watched and node.id in _READERS and id(node) not in self.called and isinstance(node.ctx, ast.Load):
+        elif self.ruled and node.id in _READERS and id(node) not in self.called and isinstance(node.ctx, ast.Load):
             # `reduce(getattr, names, op)`: an attribute read by a name the call below cannot see
             self.flag(node, f"{node.id} passed as a value ({HIDES_NAME})")
 
@@ -213,7 +213,7 @@ class _Scanner(ast.NodeVisitor):
         name = _dotted(node.func)
         literal = bool(node.args) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
         if name in _DYNAMIC and not literal:
-            self.flag(node, f"{name}(…) on a computed string" + (f" ({HIDES_NAME})" if self.watched else ""))
+            self.flag(node, f"{name}(…) on a computed string" + (f" ({HIDES_NAME})" if self.ruled else ""))
         elif name in ("exec", "eval", "compile"):
             self.flag(node, f"{name}(…) (runs code given as a string)")
             self._inner(node.args[0].value, node)
@@ -238,11 +238,11 @@ class _Scanner(ast.NodeVisitor):
                 and not isinstance(node.args[1], ast.Constant):
             base = _dotted(node.args[0]) or "…"
             # on anything: a module may be reached through a plain variable (`u = importlib.util`)
-            why = HIDES_NAME if self.watched else "reaching into an object by a built-up name"
+            why = HIDES_NAME if self.ruled else "reaching into an object by a built-up name"
             self.flag(node, f"{name}({base}, …) on a computed name ({why})")
-        elif name == "vars" and node.args and self.watched:  # on anything: `op = torch.ops…; vars(op)[…]`
+        elif name == "vars" and node.args and self.ruled:  # on anything: `op = torch.ops…; vars(op)[…]`
             self.flag(node, f"vars({_dotted(node.args[0]) or '…'}) ({HIDES_NAME})")
-        elif self.watched and name and name.split(".")[-1] in _BY_NAME and not all(
+        elif self.ruled and name and name.split(".")[-1] in _BY_NAME and not all(
                 isinstance(arg, ast.Constant) for arg in node.args[(1 if name.endswith("__getattribute__") else 0):]):
             # getattr under other names: an attribute (`"soft" + "max"`) spelt at run time
             self.flag(node, f"{name}(…) on a computed name ({HIDES_NAME})")
@@ -254,7 +254,7 @@ class _Scanner(ast.NodeVisitor):
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
             return
-        inner = _Scanner(f"{self.name}:{getattr(node, 'lineno', 0)} (in the string)", self.watched)
+        inner = _Scanner(f"{self.name}:{getattr(node, 'lineno', 0)} (in the string)", self.ruled)
         inner.modules = dict(self.modules)
         inner.visit(tree)
         self.found += inner.found
@@ -270,7 +270,7 @@ class _Scanner(ast.NodeVisitor):
             self.flag(node, f"a path into the kit: {node.value[:60]!r}")
 
 
-def _scan(source: str | bytes, name: str, watched: bool | None = None) -> tuple[list[str], set[str]]:
+def _scan(source: str | bytes, name: str, ruled: bool | None = None) -> tuple[list[str], set[str]]:
     """(reasons to review one file, the top-level module names it imports)."""
     too_deep = [f"{name}: nested too deeply to be read through (an expression hundreds of levels deep)"]
     try:
@@ -279,7 +279,7 @@ def _scan(source: str | bytes, name: str, watched: bool | None = None) -> tuple[
         return [], set()  # a syntax error is the checks' business (it fails the import)
     except (RecursionError, MemoryError):  # what the scan cannot read, it cannot vouch for
         return too_deep, set()
-    scanner = _Scanner(name, watched)
+    scanner = _Scanner(name, ruled)
     try:
         scanner.visit(tree)
     except (RecursionError, MemoryError):  # the visitor recurses per level: deep but valid Python
