@@ -112,18 +112,32 @@ def as_plain(kind_, fact):
     """The fact that the `kind_` run gave the plain model's numbers (it ran in eval mode, or
     without gradients), named `fact`, beside whether the numbers depend on the model at all."""
     def facts(runs):
-        return {"values depend on the model": depends_on_model(runs),
+        return {"depends_on_model": depends_on_model(runs),
                 fact: _same_numbers(_result(runs, kind_), _result(runs, "plain"))}
 
     return facts
+
+
+WORDS = {  # what each fact says when it differs
+    "depends_on_model": ("估计出来的数应当随模型而变：换一组权重，数就不同（这样才看得出模式和梯度）",
+                         "the numbers should depend on the model: other weights, other numbers (only then do they "
+                         "show the mode and the gradients)"),
+    "no_grad_numbers": ("记录梯度时 loss 会多 1 的模型，应当给出和普通模型一样的数：评估时不记录梯度",
+                        "a model whose loss reads 1 higher while gradients are recorded should give the plain "
+                        "model's numbers: record no gradients while estimating"),
+    "eval_numbers": ("带 dropout 的模型应当给出和普通模型一样的数：评估期间模型要在 eval 模式",
+                     "a model with dropout should give the plain model's numbers: the model is in eval mode "
+                     "during the estimate"),
+    "training_after": ("调用结束后，模型应当回到调用之前的模式", "after the call the model should be back in the mode it had before"),
+}
 
 
 def mode_after(runs):
     """model.training after the call, beside whether the numbers depend on the model at all
     (a run that never asks the model restores nothing)."""
     run = runs.get("plain") if type(runs) is dict else None
-    return {"values depend on the model": depends_on_model(runs),
-            "model.training after": run.get("training_after") if type(run) is dict else None}
+    return {"depends_on_model": depends_on_model(runs),
+            "training_after": run.get("training_after") if type(run) is dict else None}
 
 
 def result_form(runs):
@@ -161,19 +175,20 @@ def test_mean_of_eval_iters_batches(student, reference):
 @pytest.mark.points(1)
 def test_no_grad(student, reference):
     """评估时不记录梯度 | No gradients are recorded"""
-    facts = as_plain("grad", "the plain model's numbers (no gradients recorded)")
+    facts = as_plain("grad", "no_grad_numbers")
     same(derived(student, facts), derived(reference, facts), probe("ex11.runs", kinds=("plain", "other", "grad"), **CASES[0]),
-         label=_label("no gradients", CASES[0]))
+         label=_label("no gradients", CASES[0]), words=WORDS)
 
 
 @pytest.mark.points(1)
 def test_eval_mode_during(student, reference):
     """评估期间模型在 eval 模式 | The model is in eval mode during the estimate"""
-    facts = as_plain("dropout", "the plain model's numbers (eval mode: no dropout)")
+    facts = as_plain("dropout", "eval_numbers")
     for mode in ("train", "eval"):
         same(derived(student, facts), derived(reference, facts),
              probe("ex11.runs", kinds=("plain", "other", "dropout"), seed=6, mode=mode),
-             label=f"a model with dropout (model.{mode}() before): estimate_loss gives the numbers without it")
+             label=f"a model with dropout (model.{mode}() before): estimate_loss gives the numbers without it",
+             words=WORDS)
 
 
 @pytest.mark.points(1)
@@ -181,7 +196,7 @@ def test_train_mode_restored(student, reference):
     """调用前是 train，结束后回到 train | A model in train mode is back in train mode"""
     same(derived(student, mode_after), derived(reference, mode_after),
          probe("ex11.runs", kinds=("plain", "other"), seed=7, mode="train"),
-         label="model.training after the call (model.train() before)")
+         label="model.training after the call (model.train() before)", words=WORDS)
 
 
 @pytest.mark.points(1)
@@ -189,4 +204,4 @@ def test_eval_mode_kept(student, reference):
     """调用前是 eval，结束后仍是 eval | A model in eval mode stays in eval mode"""
     same(derived(student, mode_after), derived(reference, mode_after),
          probe("ex11.runs", kinds=("plain", "other"), seed=8, mode="eval"),
-         label="model.training after the call (model.eval() before)")
+         label="model.training after the call (model.eval() before)", words=WORDS)

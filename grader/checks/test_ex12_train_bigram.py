@@ -216,22 +216,42 @@ def mode_facts(run) -> dict:
     made, the model trained)."""
     plain = _weight_of(run, "plain")
     untrained = run.get("untrained") if type(run) is dict else None
-    return {"returned model is the BigramLanguageModel handed in": handed_model(run),
-            "estimates made": bool(_rows_of(run, "plain")),
-            "the model trained": plain is not None and not _same_tables(plain, untrained),
-            "estimates in eval mode": bool(_rows_of(run, "plain")) and _rows_of(run, "estimate_reveal") == _rows_of(run, "plain"),
-            "training in train mode": _same_tables(_weight_of(run, "train_reveal"), plain)}
+    return {"handed_model": handed_model(run),
+            "estimates_made": bool(_rows_of(run, "plain")),
+            "model_trained": plain is not None and not _same_tables(plain, untrained),
+            "estimates_in_eval": bool(_rows_of(run, "plain")) and _rows_of(run, "estimate_reveal") == _rows_of(run, "plain"),
+            "training_in_train": _same_tables(_weight_of(run, "train_reveal"), plain)}
 
 
 def bowl_facts(run) -> dict:
     """The table trained in the bowl: where the optimizer's steps took it."""
-    return {"returned model is the BigramLanguageModel handed in": handed_model(run), "trained table": _weight_of(run, "bowl")}
+    return {"handed_model": handed_model(run), "trained_table": _weight_of(run, "bowl")}
 
 
 def numbered_facts(run) -> dict:
     """The rows with the model whose n-th call has the loss 1 + n/100: each shows which calls
     its estimate averaged and how many training calls came before it."""
-    return {"returned model is the BigramLanguageModel handed in": handed_model(run), "rows": _rows_of(run, "numbered")}
+    return {"handed_model": handed_model(run), "rows": _rows_of(run, "numbered")}
+
+
+WORDS = {  # what each fact of the short runs says when it differs
+    "handed_model": ("返回的模型应当是用 import 进来的名字 BigramLanguageModel 建的（评分时这个名字换成了选好的模型）",
+                     "the returned model should be built with the imported name BigramLanguageModel (when grading, "
+                     "that name is a model chosen to show how it trained)"),
+    "estimates_made": ("应当做过估计：history 不该是空的", "estimates should be made: history should not be empty"),
+    "model_trained": ("模型应当被训练过：它的表应当变了", "the model should be trained: its table should change"),
+    "estimates_in_eval": ("估计应当在 eval 模式下做：一个在 train 模式下 loss 多 1 的模型给出了不同的行",
+                          "estimates should run in eval mode: a model whose loss reads 1 higher in train mode gave "
+                          "other rows"),
+    "training_in_train": ("训练应当在 train 模式下做：一个在 eval 模式下 logits 不同的模型训练到了别处",
+                          "training steps should run in train mode: a model whose logits differ in eval mode trained "
+                          "elsewhere"),
+    "trained_table": ("40 步之后表应当和参考一样：loss 与 batch 无关，表只取决于每一步拿到的梯度",
+                      "after 40 steps the table should be the reference's: the loss ignores the batch, so the table "
+                      "shows only the gradients each step got"),
+    "rows": ("每一行平均的应当是参考那几次调用：这个模型第 n 次调用的 loss 是 1 + n/100",
+             "each row should average the reference's calls: this model's n-th call has the loss 1 + n/100"),
+}
 
 
 @pytest.mark.public
@@ -311,7 +331,8 @@ def test_gradients_cleared_every_step(student, reference, corpus_path):
     # a model whose loss does not depend on the batch: where 40 AdamW steps take its table depends
     # only on the gradients each step is given; accumulated ones take it elsewhere
     same(derived(student, bowl_facts), derived(reference, bowl_facts), probe("ex12.handed", corpus_path, kinds=("bowl",)),
-         label="the table after 40 steps with a loss that ignores the batch (max_iters=40, learning_rate=0.03)")
+         label="the table after 40 steps with a loss that ignores the batch (max_iters=40, learning_rate=0.03)",
+         words=WORDS)
 
 
 @pytest.mark.points(2)
@@ -319,7 +340,8 @@ def test_modes(student, reference, corpus_path):
     """估计在 eval 模式、训练在 train 模式 | Estimates in eval mode, training steps in train mode"""
     same(derived(student, mode_facts), derived(reference, mode_facts),
          probe("ex12.handed", corpus_path, kinds=("plain", "estimate_reveal", "train_reveal")),
-         label="models whose estimates read higher in train mode / that train elsewhere in eval mode (max_iters=40)")
+         label="models whose estimates read higher in train mode / that train elsewhere in eval mode (max_iters=40)",
+         words=WORDS)
 
 
 @pytest.mark.points(2)
@@ -327,7 +349,8 @@ def test_estimate_order_and_size(student, reference, corpus_path):
     """先估计（eval_iters 个 batch × 2 个 split）再训练，顺序与课文脚本相同 | Estimate sizes and order"""
     same(derived(student, numbered_facts), derived(reference, numbered_facts),
          probe("ex12.handed", corpus_path, kinds=("numbered",)),
-         label="history with a model whose n-th call has the loss 1 + n/100: max_iters=40, eval_interval=10, eval_iters=5")
+         label="history with a model whose n-th call has the loss 1 + n/100: max_iters=40, eval_interval=10, eval_iters=5",
+         words=WORDS)
 
 
 @pytest.mark.points(2)
