@@ -5,7 +5,17 @@ set -euo pipefail
 cd "$(dirname "$0")"
 PYTHON="${PYTHON:-python3}"
 [ -d .venv ] || "$PYTHON" -m venv .venv
-# torch first, pinned: this takes the CPU wheel; a bare "torch" would pull a multi-GB CUDA build.
+# torch first, pinned: the lesson's numbers (ex12's table) come from 2.13, and installed first it
+# is the torch the kit keeps (its own requirement allows others).
 .venv/bin/pip install --quiet "torch==2.13.0"
 .venv/bin/pip install --quiet -e ".[dev]"
+# Official grading (grade batch, --submission as root or in CI) runs each submission inside
+# bubblewrap, with a libseccomp syscall filter: installed here where this is Debian/Ubuntu as root.
+if ! command -v bwrap >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2 >/dev/null
+  else
+    echo "note: official grading needs bubblewrap: sudo apt-get install bubblewrap (docs/security.md)" >&2
+  fi
+fi
 echo "ready: .venv/bin/grade --help"

@@ -8,9 +8,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# The corpus and the schemas the tests read (never committed): where .ci/run found them, else
-# beside the repository.
-SHARED = Path(os.environ.get("GPT_COURSE_SHARED") or ROOT.parent / "shared")
 
 
 # One temporary folder per test session for the kit's caches (downloads, reference answers)
@@ -42,10 +39,11 @@ def pytest_configure(config):
     settings.register_profile("kit", database=None)
     settings.load_profile("kit")
 
-    # Tests and CI read the lesson's corpus from the shared copy, never the network.
-    shared = SHARED / "datasets"
-    if "GPT_COURSE_DATA" not in os.environ and (shared / "tinyshakespeare" / "input.txt").is_file():
-        os.environ["GPT_COURSE_DATA"] = str(shared)
+    # The lesson's corpus: the repository's own copy, whatever the shell names, so that a fresh
+    # clone and a developer's machine run the same tests (never the network).
+    from tests import corpus
+
+    os.environ["GPT_COURSE_DATA"] = str(corpus.FOLDER)
     # Nothing in the tests reaches outside this machine: a download the kit would try goes to
     # a closed local port (the download tests serve the file themselves on 127.0.0.1).
     os.environ.setdefault("GPT_COURSE_DATA_URL", "http://127.0.0.1:9/tinyshakespeare/input.txt")
@@ -54,12 +52,6 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def root() -> Path:
     return ROOT
-
-
-@pytest.fixture(scope="session")
-def shared() -> Path:
-    """The shared/ folder: the lesson's corpus (datasets/) and the formats' schemas (schemas/)."""
-    return SHARED
 
 
 @pytest.fixture(scope="module", params=["fork", "spawn"])

@@ -170,8 +170,8 @@ STUDENT_README = """# {title_zh}
 
 ```bash
 python -m venv .venv && source .venv/bin/activate
-pip install torch==2.13.0          # 先装 CPU 版 torch / the CPU build of torch first
-pip install -e .                   # 然后装本工具包 / then this kit
+pip install torch==2.13.0          # 先装 torch 2.13：课文的数字由它算出 / first: the torch the lesson's numbers come from
+pip install -e .                   # 然后装本工具包（不含参考答案）/ then this kit (no solutions in it)
 grade data                         # 下载或指定 tiny Shakespeare / get tiny Shakespeare (bigram exercises)
 ```
 
@@ -297,17 +297,28 @@ def _copy_grader(src: Path, dst: Path, course: Course) -> dict[str, list[str]]:
 
 def release_pyproject(kit_pyproject: str) -> str:
     """The kit's pyproject.toml for the release: its [project] tables as written, built by
-    the vendored flit_core (the kit's setuptools tables and hooks left out).
+    the vendored flit_core (the kit's setuptools tables and hooks left out), under the student
+    distribution's name (`gpt-course-grader`: the instructor's kit is `…-instructor`).
 
     The text is cut at table headers, not parsed and rewritten, so comments stay.
+
+    >>> import tomllib
+    >>> tomllib.loads(release_pyproject('[project]\\nname = "gpt-course-grader-instructor"\\n'))["project"]["name"]
+    'gpt-course-grader'
     """
     import tomllib
+
+    from grader.model.paths import STUDENT_DISTRIBUTION
 
     tomllib.loads(kit_pyproject)  # a broken file stops here, with tomllib's message
     tables = re.split(r"(?m)^(?=\[)", kit_pyproject)
     kept = [t for t in tables if re.match(r"\[project(\.[\w-]+)?\]", t)]
+    kept = [re.sub(r'(?m)^name\s*=\s*"[^"\n]*"', f'name = "{STUDENT_DISTRIBUTION}"  # the student release: no solutions',
+                   t, count=1) if t.startswith("[project]") else t for t in kept]
     text = RELEASE_BUILD_SYSTEM + "".join(kept).rstrip("\n") + '\n\n[tool.flit.module]\nname = "grader"\n'
-    tomllib.loads(text)
+    if tomllib.loads(text).get("project", {}).get("name") != STUDENT_DISTRIBUTION:
+        raise click.ClickException(f"pyproject.toml: the release could not be named {STUDENT_DISTRIBUTION} "
+                                   "(its [project] table has no `name = \"…\"` line)")
     return text
 
 

@@ -7,12 +7,13 @@ How it runs:
 
 - OUTDIR is locked for the run (`gradebook.hold_out`: a second batch on it is refused, and
   so is another cohort); an OUTDIR that cannot be written is refused before any grading.
-- This process imports torch, then forks one zygote before it reads anything of the students'
-  or the course's answers (the reference and the checks are never loaded in it). It then
-  loads pytest and the checks and forks `-j` judges
-  (`grader.cohort.judges`), each under a uid leased for this run alone
-  (`grader.sandbox.uids`). Each exercise of each student runs in its own worker; an
-  exercise the student did not hand in is recorded as missing without running anything.
+- Grading is official: each of the `-j` judge slots gets a zygote of its own inside the run's
+  isolation (bubblewrap, or the container tier chosen explicitly: `grader.sandbox.isolation`),
+  which proves before any student runs that it sees nothing it must not. This process then
+  loads pytest and the checks and forks the `-j` judges (`grader.cohort.judges`). Each
+  exercise of each student runs in its own worker, and nothing a worker started or wrote
+  outlives it; an exercise the student did not hand in is recorded as missing without
+  running anything.
 - Time is bounded per check, per exercise and per submission (`grader.run.budgets`), so one
   student costs at most `worst_case_seconds(course)` of student time.
 - Each student's result is written to OUTDIR/students/<key>.json atomically as soon as it is
@@ -46,8 +47,8 @@ from grader.cohort.gradebook import (
     sealed_out,
     write_gradebook,
 )
-from grader.cohort.judges import FORMAT_EXT, Judge, SharedZygote, drive
-from grader.cohort.layout import COHORT_FILE, LOCK_NAME, SPAWN_LOCK, holds_lock, holds_only_out_entries, inside_an_out
+from grader.cohort.judges import FORMAT_EXT, Judge, drive
+from grader.cohort.layout import COHORT_FILE, LOCK_NAME, holds_lock, holds_only_out_entries, inside_an_out
 from grader.cohort.notebooks import extract_notebook
 from grader.cohort.report_html import write_cohort_report
 from grader.cohort.names import student_key, terminal_name
@@ -189,49 +190,27 @@ def _unsealed_out_of(out: Path, root: Path) -> bool:
 
 def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tuple[int, int] = (1, 1),
               ids: list[str] | None = None, lang: str = "zh", formats: list[str] | None = None,
-              progress: bool | None = None, unfenced: bool = False) -> dict:
+              progress: bool | None = None, isolation: str | None = None) -> dict:
     """Grade every student under `root` into `out`; returns the gradebook (also written).
 
-    Refused (FenceUnavailable) where the students' workers cannot be kept from each other's
-    files, unless `unfenced` (grader.sandbox.mountless.students_fenced_apart)."""
-    from grader.run.startup import FenceUnavailable, close_to_other_runs, close_without_mounts
-    from grader.sandbox.mountless import students_fenced_apart
+    `IsolationRefused` (exit 3) before anything is graded where the run's isolation tier
+    (`isolation`, else bubblewrap) cannot be had here."""
+    from grader.run.startup import IsolationRefused, data_folders
+    from grader.sandbox import IsolationUnavailable, choose
+    from grader.sandbox.bubblewrap import python_roots
 
     root, out = Path(root).resolve(), Path(out).resolve()
     check_out(root, out)
-    if not students_fenced_apart():
-        if not unfenced:
-            raise FenceUnavailable(say("batch_unfenced", lang))
-        print(say("batch_unfenced_anyway", lang), file=sys.stderr, flush=True)
-    from grader.run.startup import data_folders
-    from grader.sandbox.fence import python_paths
-
-    needed = [os.path.realpath(p) for p in [*python_paths(), *data_folders(course)]]
-    linked = _linked_student_folders(root, needed)
-    hidden = [str(root), str(course.solutions_dir), str(course.checks_dir), *linked]
-    close_without_mounts(hidden, lang)  # a refusal (FenceUnavailable) before OUT is made
-    close_to_other_runs([str(root), *linked], lang)
-    busy = busy_machine(jobs, lang)
-    if busy:
-        print(busy, file=sys.stderr, flush=True)
+    try:
+        tier = choose(official=True, requested=isolation)
+    except IsolationUnavailable as err:
+        raise IsolationRefused(err.text(lang)) from None
+    needed = [os.path.realpath(p) for p in [*python_roots(), *data_folders(course)]]
+    unseen = [str(root), str(out), *_linked_student_folders(root, needed)]
     sys.dont_write_bytecode = True  # the judges write nothing outside OUTDIR, not even __pycache__
     ids = ids or [e.id for e in course.exercises]
     with hold_out(out, cohort=root):
-        # The zygote first, before this process reads the students' files or the course's
-        # solutions and checks (even to digest them): the workers are forked from its memory.
-        # torch before it, once: the zygote inherits it instead of importing it again.
-        import gc
-
-        import torch  # noqa: F401
-
-        # torch's objects live until exit, here, in the zygote and in every judge: frozen now,
-        # no garbage collection in any of them walks them again (the zygote's and each judge's
-        # `gc.collect()` before forking went over all of torch, about 0.16 s each).
-        gc.freeze()
-        from grader.run.startup import start_zygote
-
-        # huge pages: a batch forks five workers or more per student (grader.sandbox.hugepages)
-        zygote = start_zygote(course, hide=[*hidden, str(out)], huge_pages=True, lang=lang)
+        zygotes = start_slots(course, tier, jobs, unseen, lang)
         try:
             # this cohort's gradebooks from runs with another --out in DIR: the kit's, not students
             others = [folder for folder in _folders_in(root)
@@ -251,10 +230,11 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
             course_fp = course_fingerprint(course, ids, lang, answers_fp)
             pending = [n for n, s in enumerate(students) if load_done(out, s, course_fp, ids) is None]
             if pending:
-                _grade_pending(zygote, course, out, students, pending, ids, lang, formats or [], jobs, course_fp,
+                _grade_pending(zygotes, course, out, students, pending, ids, lang, formats or [], course_fp,
                                answers_fp, progress)
         finally:
-            zygote.close()
+            for zygote in zygotes:
+                zygote.close()
         # which part of how large a cohort: `grade merge` refuses a missing or repeated shard
         book = assemble(out, course, ids, students, course_fp, lang, shard={"index": index, "count": count, **roster})
         # OUT/report.html for the instructor; a shard's covers its own students (grade report
@@ -263,23 +243,26 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
         return book
 
 
-def busy_machine(jobs: int, lang: str = "zh", load: float | None = None, cores: int | None = None) -> str | None:
-    """A warning when the judges about to start will not each have a core: time limits count
-    wall time, so other runs (or `-j` over the cores) can cost a student near them checks.
-    The load is read before this run starts any work (itself about 1).
+def start_slots(course: Course, tier: str, jobs: int, unseen: list[str], lang: str) -> list:
+    """One started zygote per judge slot, in `tier`, started side by side (each imports torch)."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    >>> busy_machine(2, "en", load=4.3, cores=2)   # two other batches running
-    'this machine is busy already (load average 4.3 on 2 cores); with 2 more judge(s) …'
-    """
-    cores = cores or os.cpu_count() or 1
-    if load is None:
-        try:
-            load = os.getloadavg()[0]
-        except (OSError, AttributeError):  # Windows
-            return None
-    if max(0.0, load - 1.0) + jobs <= cores + 0.5:
-        return None
-    return say("batch_busy", lang, load=f"{load:.1f}", cores=cores, jobs=jobs)
+    from grader.run.startup import start_zygote
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        started = [pool.submit(start_zygote, course, tier, unseen=unseen, slot=slot, lang=lang)
+                   for slot in range(max(1, jobs))]
+        zygotes, problem = [], None
+        for future in started:
+            try:
+                zygotes.append(future.result())
+            except Exception as err:  # noqa: BLE001 - said once all have ended
+                problem = problem or err
+    if problem is not None:
+        for zygote in zygotes:
+            zygote.close()
+        raise problem
+    return zygotes
 
 
 def time_bound(course: Course, ids: list[str], pending: int, jobs: int, lang: str = "zh") -> str:
@@ -305,39 +288,25 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
-def _grade_pending(zygote, course, out, students, pending, ids, lang, formats, jobs, course_fp, answers_fp,
-                   progress):
+def _grade_pending(zygotes, course, out, students, pending, ids, lang, formats, course_fp, answers_fp, progress):
     from grader.run.startup import load_judge, resolve_corpus
-    from grader.sandbox import slotgroups, uids
 
-    jobs = max(1, min(jobs, len(pending)))
-    slot_uids: list[int] = []
+    jobs = max(1, min(len(zygotes), len(pending)))
     # only the exercises some student handed in are worked for ahead (a chapter-5 cohort graded
     # on the whole course trains none of ex12's references) or need the data
     handed_in = [e for e in ids if any(e in students[n].present for n in pending)]
     corpus = resolve_corpus(course)
     if isinstance(corpus, Exception) and any(_reads_the_corpus(course, e) for e in handed_in):
         raise CorpusMissing(corpus)  # every student's data checks would fail for the kit's reason
-    try:
-        load_judge()
-        references = _warm_up(course, handed_in, out, answers_fp, corpus, jobs, lang)
-        print(time_bound(course, ids, len(pending), jobs, lang), file=sys.stderr, flush=True)
-        slot_uids = [uids.allocate() for _ in range(jobs)]  # leased: no other run holds them
-        free = slotgroups.memory_free()  # each slot's processes hold at most their share of it (as root)
-        base_fence = {**zygote.fence, "slot_memory": free // jobs if free else None}
-        lock = _SpawnLock(out / SPAWN_LOCK)
+    load_judge()
+    references = _warm_up(course, handed_in, out, answers_fp, corpus, jobs, lang)
+    print(time_bound(course, ids, len(pending), jobs, lang), file=sys.stderr, flush=True)
 
-        def make_judge(slot: int) -> Judge:
-            uid = slot_uids[slot]
-            shared = SharedZygote(zygote, lock, {**base_fence, "uid": uid, "gid": uid})
-            return Judge(course, ids, shared, slot, uid, out, lang, formats, corpus, course_fp, students,
-                         references=references)
+    def make_judge(slot: int) -> Judge:
+        return Judge(course, ids, zygotes[slot], slot, out, lang, formats, corpus, course_fp, students,
+                     references=references)
 
-        drive(make_judge, students, pending, jobs, progress, zygote=zygote)
-    finally:  # the zygote is the caller's to close
-        for uid in slot_uids:
-            uids.sweep_uid(uid)
-            uids.release(uid)
+    drive(make_judge, students, pending, jobs, progress)
 
 
 class CorpusMissing(RuntimeError):
@@ -372,29 +341,3 @@ def _warm_up(course, ids, out, answers_fp, corpus, jobs, lang):
         if seconds >= 1:
             print(say("batch_warm", lang, seconds=f"{seconds:.0f}"), file=sys.stderr, flush=True)
     return references
-
-
-class _SpawnLock:
-    """A lock around the zygote's socket that a killed judge cannot leave held (`flock`).
-
-    Each process opens the file itself: a lock shared through an inherited descriptor would
-    not exclude anyone.
-    """
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._fd, self._pid = -1, None
-
-    def __enter__(self):
-        import fcntl
-
-        if self._pid != os.getpid():
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            self._pid = os.getpid()
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc):
-        import fcntl
-
-        fcntl.flock(self._fd, fcntl.LOCK_UN)

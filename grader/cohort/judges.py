@@ -3,15 +3,17 @@
 Each judge is forked from the batch after torch and pytest are loaded and runs ONE pytest
 session for all the students it is given: the checks are collected once, then run again for
 every student; the references (and their cached answers) stay in its memory. Student code
-runs only in workers forked from the one zygote, each judge slot under its own leased uid
-(`grader.sandbox.uids`), one worker per exercise per student.
+runs only in workers forked from its slot's zygote, inside the run's isolation, one worker
+per exercise per student; nothing a worker starts or writes outlives it.
 
 - An exercise whose file the submission does not hold is not run at all: its checks are
   recorded as missing at once (no worker is started), so it costs next to nothing.
-- Each judge dies with the batch (`PR_SET_PDEATHSIG`, kill -9 of the batch included), and
-  after each student every process left under its uid is killed.
-- If a judge dies, its uid is swept, it is replaced, and the student is tried once more,
-  then scored 0 with the reason.
+- Each judge dies with the batch (`PR_SET_PDEATHSIG`, kill -9 of the batch included).
+- If a judge dies, it is replaced, and the student is tried once more, then scored 0 with
+  the reason.
+- Whatever a worker does is its own exercise's outcome; only the grader's own problems (a
+  machine too busy to grade fairly, a zygote that cannot be started again) stop the batch,
+  recording nothing of the students being graded then: a rerun grades them.
 
     >>> drive(make_judge, students, pending=[0, 1, 2], jobs=2, progress=False)
 """
@@ -32,20 +34,19 @@ from grader.cohort.gradebook import write_state
 from grader.cohort.reasons import REASONS, reason_text
 from grader.cohort.students import Student
 from grader.model.course import Course
-from grader.model.messages import say
-from grader.sandbox import FenceFailed, NoProcess, ZygoteGone
+from grader.sandbox import Overloaded, ZygoteGone
 
 FORMAT_EXT = {"json": "json", "junit": "xml", "gradescope": "gradescope.json", "github": "md", "text": "txt",
               "classroom": "classroom.json"}
-FENCE_FAILED = 5  # a judge's exit code: its worker's fence failed (grader.sandbox.FenceFailed)
+GRADER_FAULT = 4  # a judge's exit code: the grader's own problem (Overloaded, ZygoteGone): the batch stops
 
 
 class Judge:
     """One judge process: a pytest session that grades student after student."""
 
-    def __init__(self, course: Course, ids: list[str], zygote, slot: int, uid: int, out, lang: str,
+    def __init__(self, course: Course, ids: list[str], zygote, slot: int, out, lang: str,
                  formats: list[str], corpus, course_fp: str, students: list[Student], references):
-        self.course, self.ids, self.zygote, self.slot, self.uid = course, ids, zygote, slot, uid
+        self.course, self.ids, self.zygote, self.slot = course, ids, zygote, slot
         self.out, self.lang, self.formats = out, lang, formats
         self.corpus, self.course_fp, self.students = corpus, course_fp, students
         # the batch's LiveReferences (answers computed ahead, grader.cohort.warmup), inherited by the fork
@@ -82,7 +83,6 @@ class Judge:
     def grade(self, student: Student, plugin, references, items) -> dict:
         from grader.report.json_report import as_json_dict
         from grader.run.markers import exercise_of
-        from grader.sandbox import uids
 
         session = self._session(student, references)
         plugin.session = session
@@ -99,8 +99,7 @@ class Judge:
                 item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
         finally:
             session.close()
-            uids.sweep_uid(self.uid, wait=False)  # the batch's last sweep waits for them
-        session.check_zygote()  # gone: nothing of this student is recorded (drive stops the batch)
+        session.check_fault()  # the grader's problem: nothing of this student is recorded (drive stops the batch)
         if hasattr(session, "exercise_results"):  # the integrity verdicts applied (grader.judge.integrity)
             results = session.exercise_results(plugin.results)
         else:
@@ -194,19 +193,14 @@ def _judge_process(judge: Judge, task_fd: int, result_fd: int, parent: int) -> N
             results_out.write(json.dumps({"done": name, **info}) + "\n")
 
         judge.run(next_task, report)
-    except ZygoteGone as err:  # its student is not recorded; the batch stops and says why (drive)
-        code = 4
-        if isinstance(err, FenceFailed):  # every worker would say it: drive stops the batch
-            code = FENCE_FAILED
-            try:
-                os.write(2, (say("fence_failed", judge.lang, paths=err.paths) + "\n").encode())
-            except OSError:
-                pass
-        elif isinstance(err, NoProcess):  # the zygote lives: drive tries the student once more
-            try:
-                os.write(2, (say("no_process", judge.lang) + "\n").encode())
-            except OSError:
-                pass
+    except (ZygoteGone, Overloaded) as err:  # its student is not recorded; the batch stops and says why (drive)
+        code = GRADER_FAULT
+        from grader.run.grading import gone_text
+
+        try:
+            os.write(2, (gone_text(err, judge.lang, batch=True) + "\n").encode())
+        except OSError:
+            pass
     except BaseException as err:  # noqa: BLE001
         try:
             os.write(2, f"grade batch: judge {judge.slot} failed: {type(err).__name__}: {err}\n".encode())
@@ -216,28 +210,6 @@ def _judge_process(judge: Judge, task_fd: int, result_fd: int, parent: int) -> N
     finally:
         sys.stdout.flush()
         os._exit(code)
-
-
-class SharedZygote:
-    """The zygote as one judge sees it: spawning takes a cross-process lock, its uid is the slot's."""
-
-    def __init__(self, zygote, lock, fence: dict):
-        self._zygote, self._lock = zygote, lock
-        self.fence = fence
-        self.pid = zygote.pid
-
-    def start(self):
-        return self
-
-    def alive(self) -> bool:
-        return self._zygote.alive()
-
-    def spawn(self, setup: dict):
-        with self._lock:
-            return self._zygote.spawn({**setup, "fence": {**self.fence, **(setup.get("fence") or {})}})
-
-    def close(self) -> None:
-        pass
 
 
 class _Slot:
@@ -251,6 +223,7 @@ def _fork_judge(make_judge, slot: int) -> _Slot:
     task_r, task_w = os.pipe()
     result_r, result_w = os.pipe()
     judge = make_judge(slot)
+    judge.zygote.sweep()  # what a judge that died there left in its slot's sandbox
     sys.stdout.flush()
     sys.stderr.flush()
     parent = os.getpid()
@@ -264,16 +237,14 @@ def _fork_judge(make_judge, slot: int) -> _Slot:
     return _Slot(slot, pid, task_w, result_r)
 
 
-def drive(make_judge, students: list[Student], pending: list[int], jobs: int, progress, zygote=None) -> None:
+def drive(make_judge, students: list[Student], pending: list[int], jobs: int, progress) -> None:
     """Hand students to judges one at a time, show progress, replace a judge that dies.
 
-    If `zygote` (the workers' zygote) ends, killed from outside, no more students are handed
-    out, the judges record nothing of the students they hold (`Judge.grade`), and ZygoteGone is
-    raised once they have all ended: a rerun grades whoever is left."""
-    from grader.sandbox import uids
-
+    If a judge meets the grader's own problem (its exit `GRADER_FAULT`), no more students are
+    handed out, the judges record nothing of the students they hold (`Judge.grade`), and
+    ZygoteGone is raised once they have all ended: a rerun grades whoever is left."""
     queue = list(pending)
-    lost = fence_failed = False
+    lost = False
     tries: dict[int, int] = {}
     selector = selectors.DefaultSelector()
     slots = []
@@ -293,9 +264,9 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
             _close(s.task_w)
             s.task_w = -1
 
-    def stop_if_lost() -> bool:
+    def stop(fault: bool = False) -> bool:
         nonlocal lost
-        if not lost and zygote is not None and not zygote.alive():
+        if fault and not lost:
             lost = True
             queue.clear()
             for s in slots:  # a judge between students reads the end of its tasks and leaves
@@ -319,7 +290,6 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
                         line, s.buffer = s.buffer.split(b"\n", 1)
                         bar.advance(json.loads(line)["done"])
                         s.current = None
-                        stop_if_lost()
                         give(s)
                     continue
                 # the judge ended: normally after its task pipe closed; else it died
@@ -330,19 +300,12 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
                 except ChildProcessError:
                     status = 0
                 live -= 1
-                if os.waitstatus_to_exitcode(status) == FENCE_FAILED and not fence_failed:
-                    fence_failed = True  # no student more: each would meet the same fence
-                    queue.clear()
-                    for other in slots:  # (this one's pipe too: it has ended)
-                        if other.task_w >= 0 and other.current is None:
-                            _close(other.task_w)
-                            other.task_w = -1
-                if fence_failed and s.task_w >= 0:
+                stop(fault=os.waitstatus_to_exitcode(status) == GRADER_FAULT)
+                if lost and s.task_w >= 0:
                     _close(s.task_w)
                     s.task_w = -1
                 judge = make_judge(s.slot)
-                uids.sweep_uid(judge.uid)  # what the dead judge's workers left running
-                if s.current is not None and not stop_if_lost() and not fence_failed:
+                if s.current is not None and not lost:
                     n = s.current
                     if tries.get(n, 0) < 2:
                         queue.insert(0, n)
@@ -356,18 +319,15 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
                         slots.append(fresh)
                         live += 1
                         give(fresh)
-            stop_if_lost()
             bar.refresh()
-        if fence_failed:
-            raise FenceFailed("上面所列的路径 / the paths said above")
         if lost:
-            raise ZygoteGone(zygote.pid)
+            raise ZygoteGone(None)
     except KeyboardInterrupt:
         # Ctrl-C stops the batch now, not once each judge has finished its student (the
         # judges ignore SIGINT): they are killed, and so is what their workers left running.
         # What was saved stays saved; the students they held are graded by the next run.
         for s in slots:
-            _end_judge(s, make_judge)
+            _end_judge(s)
         raise
     finally:
         bar.close()
@@ -375,15 +335,12 @@ def drive(make_judge, students: list[Student], pending: list[int], jobs: int, pr
             _close(s.task_w)
 
 
-def _end_judge(s: _Slot, make_judge) -> None:
-    from grader.sandbox import uids
-
+def _end_judge(s: _Slot) -> None:
     try:
         os.kill(s.pid, signal.SIGKILL)
         os.waitpid(s.pid, 0)
     except (ProcessLookupError, ChildProcessError):
         pass  # ended already, and waited for
-    uids.sweep_uid(make_judge(s.slot).uid)
 
 
 def _close(fd: int) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from grader.cohort.batch import FORMAT_EXT, CorpusMissing, OutError, ResultsMissing, check_out, run_batch
+from grader.commands.options import ISOLATION_OPTION
 from grader.commands.paths import AnyPath
 from grader.model.course import Course
 from grader.model.messages import say
@@ -56,11 +57,9 @@ def _parse_shard(text: str | None) -> tuple[int, int]:
 @click.option("--nbgrader-db", "nbgrader_db", default=None, metavar="PATH",
               help="把分数写进 nbgrader 的 gradebook（gradebook.db、课程目录或 URL）/ write the scores into "
                    "nbgrader's gradebook (gradebook.db, the course folder, or a database URL)")
-@click.option("--unfenced", is_flag=True, default=False,
-              help="没有隔离也评分（不是正式成绩）/ grade even where students' code cannot be kept apart "
-                   "(an ordinary user without user namespaces, Windows, macOS): not an official grade")
+@ISOLATION_OPTION
 @click.pass_obj
-def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=None, unfenced=False):
+def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=None, isolation=None):
     """批量评分：DIR/<学生>/exNN_*.py 或 nbgrader 的 submitted/ / grade a cohort.
 
     \b
@@ -88,7 +87,7 @@ def batch(obj, folder, out, jobs, shard, only, formats, progress, nbgrader_db=No
     try:
         check_out(folder, out)  # before anything is graded
         book = run_batch(course, folder, out, jobs=jobs or os.cpu_count() or 1, shard=shard_of, ids=ids,
-                         lang=lang, formats=list(formats), progress=progress, unfenced=unfenced)
+                         lang=lang, formats=list(formats), progress=progress, isolation=isolation)
     except CorpusMissing as err:  # no student is charged for the kit's data: nothing graded
         error = err.error
         click.echo(getattr(error, "en" if lang == "en" else "zh", str(error)), err=True)

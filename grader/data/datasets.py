@@ -4,7 +4,8 @@ Data set loader: finds a course data set in a user-named folder or the cache, ot
 downloads it, and always verifies its sha256 before handing out a path.
 
 The data sets are listed in ``datasets/catalog.toml`` (name, file, url, sha256, size,
-description); the files themselves are never committed. ``resolve`` looks, in order:
+description); a checkout carries tinyshakespeare's file in ``datasets/``, an installed kit
+does not. ``resolve`` looks, in order:
 
 1. ``data_dir`` (the explicit argument; the CLI's ``--dir``, or course.toml's
    ``[data] dir``, which the caller passes here);

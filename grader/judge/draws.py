@@ -63,6 +63,13 @@ def forget_secret() -> None:
         held[:] = bytes(len(held))
 
 
+def no_secret() -> None:
+    """The practice tier: no course secret in this run (the environment's, if any, dropped)."""
+    os.environ.pop(SECRET_ENV, None)
+    forget_secret()
+    _claimed["secret"] = None
+
+
 def course_secret(course=None) -> bytes | None:
     if "secret" not in _claimed or (_claimed["secret"] is None and os.environ.get(SECRET_ENV)):
         claim_secret(course)

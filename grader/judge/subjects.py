@@ -10,8 +10,8 @@ import os
 import types
 from pathlib import Path
 
-from grader.model.calls import Call, Observation, _clean
-from grader.sandbox import FenceFailed, NoProcess, Worker, WorkerDied, WorkerTimeout, Zygote, ZygoteGone, run_request
+from grader.model.calls import Call, Observation
+from grader.sandbox import PRACTICE, Overloaded, Worker, WorkerDied, WorkerTimeout, ZygoteGone, run_request
 
 
 def _error(kind: str, message: str, **more) -> Observation:
@@ -33,79 +33,84 @@ def _exit_of(status: int | None) -> dict:
     return {"exit_code": os.WEXITSTATUS(status)} if os.WIFEXITED(status) else {}
 
 
+def worker_setup(folder: str, module: str, *, copy: bool, not_read: dict | None = None) -> dict:
+    """What a worker is told: the exercise, the submission (where it is, or a copy of its files
+    read by `grader.sandbox.intake`'s rules when the worker cannot see the folder), the files not
+    read and why (by module), and the earlier pieces the exercise builds on.
 
-def _with_why(obs: Observation, not_read: dict) -> Observation:
-    """An import of a refused file, failed: the judge's reason for not reading the file added
-    (display only: the module's name, from the student's process, only picks which of the
-    judge's own reasons is shown).
-
-        _with_why(<ModuleNotFoundError: No module named 'helper'>, {"helper": "未读取… / not read…"})
-        # its error gains "not_read": "未读取… / not read…"
+        worker_setup("/cohort/ana", "ex11_estimate_loss", copy=True)
+        # {"module": ..., "files": {"ex11_estimate_loss.py": b"..."}, "refused": {}, "pieces": {...}}
     """
-    error = obs.error
-    if not not_read or not error or not error.get("import_error") or error.get("not_read") \
-            or error.get("type") != "ModuleNotFoundError":
-        return obs
-    module = error.get("message", "").removeprefix("No module named ").strip("'")
-    if module in not_read:
-        obs.error = {**error, "not_read": not_read[module]}
-    return obs
+    from grader.pieces import sources_for
+
+    setup: dict = {"module": module, "pieces": sources_for(module), "refused": dict(not_read or {})}
+    if not copy:
+        setup["submission"] = folder
+        return setup
+    from grader.sandbox.intake import read_into_refusals
+
+    files, refusals = read_into_refusals(folder)
+    setup["files"] = files
+    setup["refused"].update({name.removesuffix(".py"): why for name, why in refusals.files.items()})
+    if refusals.whole:
+        setup["refused"][module] = refusals.whole
+    return setup
 
 
 class WorkerSubject:
-    """A submission's exercise, run in worker processes forked from the zygote."""
+    """A submission's exercise, run in a worker process forked from the zygote.
 
-    def __init__(self, zygote: Zygote, folder: Path, module: str, on_progress=None, not_read=None):
+    In the official tiers the worker cannot see the submission's folder: it gets a copy of its
+    files, read here (no link followed, sizes capped). A call's answer comes with what it cost
+    the student (`Observation.seconds`: CPU and idle time, never the machine's waiting)."""
+
+    def __init__(self, zygote, folder: Path, module: str, on_progress=None, not_read=None):
         # As given, never resolved: a folder that is (or sits behind) a link is refused by the
-        # worker's intake, not followed to wherever it points (grader.sandbox.intake).
+        # intake, not followed to wherever it points (grader.sandbox.intake).
         self.folder = os.path.abspath(folder)
         self.module = module
-        # module -> why its file was refused before this folder was made (`grade batch` stages a
-        # copy without it), "zh / en": said when the exercise's `import` of it fails.
+        # module -> why its file was not read ("zh / en"): said when the exercise's `import` of it fails
         self.not_read = dict(not_read or {})
-        self.tampered: list[str] = []  # what the worker's guard saw changed (grader.sandbox.guard)
-        self._worker = Worker(zygote, self.folder, module)
+        copy = getattr(zygote, "tier", PRACTICE) != PRACTICE
+        self._worker = Worker(zygote, worker_setup(self.folder, module, copy=copy, not_read=self.not_read))
         self.on_progress = on_progress  # (label, done, total) while a long call runs
-        self.refused: NoProcess | FenceFailed | None = None  # no worker to be had: not asked again
 
     def observe(self, a_call: Call, timeout: float) -> Observation:
+        """The call's answer as an Observation; `Overloaded` and `ZygoteGone` (the grader's
+        problems, never the student's) go up to the run."""
         from grader.sandbox.tracebacks import where_from_dump
 
-        if self.refused is not None:  # each check would wait 30 s more for the same answer
-            raise self.refused
         report = None
         if self.on_progress is not None:
             on_progress = self.on_progress
             report = lambda done, total: on_progress(a_call.label, done, total)  # noqa: E731
         try:
-            answer = self._worker.run(a_call.request(), timeout, report)
-            self._note_tampering(answer)
-            return _with_why(Observation.from_answer(answer), self.not_read)
-        except (NoProcess, FenceFailed) as err:  # the session raises it after the checks (GradingSession.check_zygote)
-            self.refused = err
-            raise
+            answer, seconds = self._worker.run(a_call.request(), timeout, report)
+            observation = Observation.from_answer(answer)
+            observation.seconds = seconds
+            return observation
         except WorkerTimeout as err:
+            from grader.model.calls import Printed, _clean
+            from grader.sandbox.capture import printed_so_far
+
             _, where = where_from_dump(err.dump, self.folder)
+            more = {"traceback": where, "timeout_kind": err.kind}
             if err.args and err.args[0] == "import":  # the file itself never finished importing
-                return _error("Timeout", f"{timeout:g} s", traceback=where, import_error=True)
-            return _error("Timeout", f"{timeout:g} s", traceback=where)
+                more["import_error"] = True
+            observation = _error("Timeout", f"{timeout:g} s", **more)
+            printed = printed_so_far(err.dump)  # the worker's own count: shown, never judged
+            if printed is not None:
+                observation.output = Printed.of(_clean(printed[0]), printed[1])
+            observation.seconds = timeout
+            return observation
         except WorkerDied as err:
-            zygote = self._worker.zygote
-            if not zygote.alive():  # killed with the zygote, from outside: not the student's doing
-                raise ZygoteGone(zygote.pid) from None
             fatal, where = where_from_dump(err.dump, self.folder)
             return _error("WorkerDied", str(err), traceback=where, fatal=fatal, **_exit_of(err.status))
-
-    def _note_tampering(self, answer: dict) -> None:
-        found = answer.get("tampered")
-        if isinstance(found, list):
-            for item in found[:20]:
-                text = _clean(item)[:200] if isinstance(item, str) else "?"
-                if text and text not in self.tampered:
-                    self.tampered.append(text)
+        except (Overloaded, ZygoteGone):
+            raise
 
     def close(self) -> None:
-        self._worker.kill()
+        self._worker.close()
 
 
 class InProcessSubject:

@@ -81,10 +81,14 @@ def _canonical(digest, value) -> None:
 
 @dataclass
 class Observation:
+    """What came back: a value or an error, and what the code printed. `seconds`: what the call
+    cost the student (CPU and idle time, measured by the judge; None for in-process subjects)."""
+
     ok: bool
     value: object = None
     error: dict | None = None
     output: str = ""
+    seconds: float | None = None
 
     @classmethod
     def from_answer(cls, answer: dict) -> "Observation":

@@ -16,6 +16,11 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # .../grader
 KIT_ROOT = PACKAGE_DIR.parent  # the folder holding course.toml, exercises/, solutions/
 BUNDLED = PACKAGE_DIR / "_kit"  # the course files inside an installed package
+# The kit's two distributions, named apart so that a wheel says whom it is for: the instructor's,
+# built from this repository (its wheel carries the reference in grader/_kit/solutions/), and
+# the student release `grade release` writes (no reference anywhere in it).
+INSTRUCTOR_DISTRIBUTION = "gpt-course-grader-instructor"
+STUDENT_DISTRIBUTION = "gpt-course-grader"
 
 
 def in_checkout() -> bool:
@@ -53,23 +58,24 @@ def other_copies() -> list[Path]:
     import os
     from importlib import metadata
 
-    try:
-        dist = metadata.distribution("gpt-course-grader")
-    except metadata.PackageNotFoundError:
-        return []
     found = []
-    try:
-        url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
-    except (ValueError, AttributeError, OSError):
-        url = ""
-    # The checkout an install came from, when the kit runs installed. (Run from a checkout, an
-    # editable install's direct_url names a checkout: this one, or one a developer copied this
-    # from, left as it is.)
-    if not in_checkout() and isinstance(url, str) and url.startswith("file://"):
-        found.append(Path(url[len("file://"):]))
-    installed = Path(str(dist.locate_file(""))).resolve()
-    if (installed / "grader" / "_kit").is_dir():
-        found.append(installed)
+    for name in (INSTRUCTOR_DISTRIBUTION, STUDENT_DISTRIBUTION):
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        try:
+            url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+        except (ValueError, AttributeError, OSError):
+            url = ""
+        # The checkout an install came from, when the kit runs installed. (Run from a checkout, an
+        # editable install's direct_url names a checkout: this one, or one a developer copied this
+        # from, left as it is.)
+        if not in_checkout() and isinstance(url, str) and url.startswith("file://"):
+            found.append(Path(url[len("file://"):]))
+        installed = Path(str(dist.locate_file(""))).resolve()
+        if (installed / "grader" / "_kit").is_dir():
+            found.append(installed)
     return [p for p in dict.fromkeys(found) if p.is_dir() and os.path.realpath(p) != os.path.realpath(KIT_ROOT)]
 
 

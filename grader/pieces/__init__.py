@@ -9,9 +9,9 @@ student's earlier ones (`mod.get_batch = ...`), so that a bug in an earlier exer
 charged twice. They follow docs/EXERCISES.md exactly (the same random draws as the reference).
 
 They are also the answers to ex08, ex09 and ex11, so a worker only ever holds the pieces
-its exercise builds on: the worker imports them before it is fenced (`NEEDED_BY`), the
-fence then hides this folder, and nothing here is imported anywhere else in a worker. A
-student's ex08 cannot reach `get_batch` from here; ex11's cannot reach `estimate_loss`.
+its exercise builds on: the judge sends their source with the setup of the workers that need
+them (`NEEDED_BY`, `sources_for`), and no worker's view of the kit holds this folder's
+modules. A student's ex08 cannot reach `get_batch` from here; ex11's cannot reach `estimate_loss`.
 """
 
 import importlib
@@ -34,6 +34,19 @@ OWN_FILES = False
 
 def needed_by(module: str) -> tuple[str, ...]:
     return () if OWN_FILES else NEEDED_BY.get(module, ())
+
+
+def sources_for(module: str) -> dict[str, str]:
+    """The source of each piece exercise `module`'s worker gets, in loading order (read by the
+    judge and sent with the worker's setup: the worker's own view of the kit has no pieces).
+
+    >>> list(sources_for("ex11_estimate_loss"))
+    ['get_batch', 'bigram']
+    """
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    return {name: (here / f"{name}.py").read_text(encoding="utf-8") for name in needed_by(module)}
 
 
 def piece(name: str):

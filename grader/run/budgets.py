@@ -2,8 +2,9 @@
 
 A worker call's own limit is not enough: a full course makes about 400 calls, so code that
 sleeps just under each limit would hold a judge for hours. Three clocks run instead, all
-charged with the wall time spent waiting for the student's worker (its start and the
-import of the exercise file included):
+charged with what each call cost the student: its worker's CPU time and the time it spent
+waiting by choice (a sleep, a lock), never the time a busy machine kept it waiting for a CPU
+(`grader.sandbox.clock`; the import of the exercise file included):
 
 - a check may spend its `timeout` (course.toml, or the check's `timeout_s` marker) in all;
 - an exercise may spend its `budget` (course.toml `budget`, default `[limits] exercise_budget`)
@@ -113,11 +114,12 @@ class CheckSubject:
         if binding.spent():
             return _timeout(f"{binding.total:g} s（{binding.zh}已用完 / {binding.en} is used up）", started=False)
         limit = binding.left
-        started = time.monotonic()
+        started, observation = time.monotonic(), None
         try:
             observation = self.subject.observe(a_call, limit)
         finally:
-            elapsed = time.monotonic() - started
+            measured = observation.seconds if observation is not None else None
+            elapsed = measured if measured is not None else time.monotonic() - started  # unmeasured: wall time
             for clock in clocks:
                 clock.left -= elapsed
         if not observation.ok and observation.error_type == "Timeout":

@@ -7,6 +7,7 @@ the subjects; `run_checks` runs pytest with the grading plugin and gathers the r
 from __future__ import annotations
 
 import os
+import types
 from pathlib import Path
 from typing import Callable
 
@@ -14,18 +15,18 @@ import pytest
 
 from grader.model.course import Course
 from grader.judge.references import LiveReferences, Reference
+from grader.judge.source import SubmissionSource
 from grader.judge.subjects import InProcessSubject, WorkerSubject
 from grader.run.budgets import SubmissionClock
 from grader.model.results import CheckFailed, ExerciseResult, Finding
 from grader.run.plugin import GradingPlugin, QuickFailureReports
-from grader.sandbox import Zygote, ZygoteGone
 
 
 class GradingSession:
     """What one grading run needs: the course, the submission, the subjects, the options."""
 
     def __init__(self, course: Course, exercise_ids: list[str], *, submission: Path | None = None,
-                 zygote: Zygote | None = None, references: Callable[[str], Reference] | None = None,
+                 zygote=None, references: Callable[[str], Reference] | None = None,
                  lang: str = "zh", public_only: bool = False, corpus: Callable[[], str] | None = None,
                  on_progress: Callable | None = None, in_process: dict | None = None,
                  only_checks: set[str] | None = None, not_read: dict[str, str] | None = None):
@@ -42,9 +43,10 @@ class GradingSession:
         self.only_checks = only_checks
         self.not_read = not_read  # module -> why its file was not read ("zh / en"; grade batch's refusals)
         self._subjects: dict[str, object] = {}
-        self.tampered: dict[str, list[str]] = {}  # exercise id -> what its worker's guard saw changed
+        self._sources: dict[str, object] = {}
+        self._files: dict[str, bytes] | None = None  # the submission folder's files, read once in the judge
         self.clocks = SubmissionClock(course)  # per check, per exercise, per submission (run/budgets)
-        self.refused = None  # a NoProcess or FenceFailed its subjects met (grader.sandbox.zygote): raised by check_zygote
+        self.fault: Exception | None = None  # the grader's own problem met by a check (Overloaded, ZygoteGone)
 
     def wants(self, exercise_id: str, check_name: str, public: bool) -> bool:
         if exercise_id not in self.exercise_ids:
@@ -62,8 +64,8 @@ class GradingSession:
             return _Untimed(given if hasattr(given, "observe") else InProcessSubject(given))
         if exercise_id not in self._subjects:
             # The exercises before it are done (checks run exercise by exercise): their workers
-            # end now, and with them every process their code started (each worker is its PID
-            # namespace's init, or its job's root): nothing of one exercise runs beside the next.
+            # end now, and in the official tiers every process their code started with them:
+            # nothing of one exercise runs beside the next.
             for done in list(self._subjects):
                 self._close_subject(done)
             ex = self.course.exercise(exercise_id)
@@ -72,6 +74,31 @@ class GradingSession:
                 on_progress=(lambda label, done, total: self.progress("call", label, (done, total)))
                 if self._on_progress else None, not_read=self.not_read)
         return self.clocks.check(exercise_id, self._subjects[exercise_id])
+
+    def submission_files(self) -> dict[str, bytes]:
+        """The submission folder's `*.py` files as the judge reads them (grader.sandbox.intake,
+        no link followed), once per session; {} for a folder refused whole."""
+        if self._files is None:
+            from grader.sandbox.intake import SubmissionRefused, read_submission
+
+            try:
+                self._files = read_submission(str(self.submission))[0] if self.submission is not None else {}
+            except SubmissionRefused:
+                self._files = {}
+        return self._files
+
+    def source(self, exercise_id: str) -> SubmissionSource:
+        """The judge's reading of the exercise's source (grader.judge.source): the submission
+        folder's files, or the file of a module graded in this process."""
+        if exercise_id not in self._sources:
+            if exercise_id in self.in_process:
+                given = self.in_process[exercise_id]
+                module = given if isinstance(given, types.ModuleType) else getattr(given, "module", None)
+                self._sources[exercise_id] = SubmissionSource.of_module(module)
+            else:
+                self._sources[exercise_id] = SubmissionSource.from_files(
+                    self.submission_files(), self.course.exercise(exercise_id).module)
+        return self._sources[exercise_id]
 
     def reference(self, exercise_id: str) -> Reference:
         return self.references(exercise_id)
@@ -85,41 +112,30 @@ class GradingSession:
         if self._on_progress:
             self._on_progress(event, item, result)
 
-    def check_zygote(self) -> None:
-        """Raise ZygoteGone if the zygote has ended (killed from outside), or NoProcess if the
-        system refused it a worker: the results so far may hold checks failed by either, which
-        are not the student's to carry."""
-        zygote = self.zygote
-        if zygote is not None and not zygote.alive():
-            raise ZygoteGone(zygote.pid)
-        if self.refused is not None:
-            raise self.refused
+    def check_fault(self) -> None:
+        """Raise the grader's own problem a check met (the machine too busy to grade fairly, a
+        zygote that could not be restarted): the results so far are not the student's to carry."""
+        if self.fault is not None:
+            raise self.fault
 
     def close(self) -> None:
         for exercise_id in list(self._subjects):
             self._close_subject(exercise_id)
 
     def _close_subject(self, exercise_id: str) -> None:
-        subject = self._subjects.pop(exercise_id)
-        seen = self.tampered.setdefault(exercise_id, [])  # what its worker's guard saw changed
-        seen += [t for t in getattr(subject, "tampered", ()) if t not in seen]
-        self.refused = self.refused or getattr(subject, "refused", None)
-        if not seen:
-            del self.tampered[exercise_id]
-        subject.close()
+        self._subjects.pop(exercise_id).close()
 
     def exercise_results(self, by_exercise: dict) -> list[ExerciseResult]:
-        """The results in course order, with the guard's and the scan's verdicts applied
-        (grader.judge.integrity): a tampered exercise scores 0, a flagged one carries a review mark."""
+        """The results in course order, with the scan's review marks attached (grader.judge.integrity)."""
         from grader.judge.integrity import apply_integrity
-        from grader.judge.scan import scan_folder
+        from grader.judge.scan import scan_files
 
         results = [ExerciseResult(self.course.exercise(e), by_exercise.get(e, [])) for e in self.exercise_ids]
         reviews = {}
         if self.submission is not None:
             graded = {e: self.course.exercise(e).module for e in self.exercise_ids if e not in self.in_process}
-            reviews = scan_folder(self.submission, graded)
-        return apply_integrity(results, self.tampered, reviews)
+            reviews = scan_files(self.submission_files(), graded)
+        return apply_integrity(results, {}, reviews)
 
 
 class _Untimed:
@@ -158,7 +174,7 @@ def run_checks(session: GradingSession) -> list[ExerciseResult]:
         code = pytest.main(pytest_args(session.course, session.exercise_ids), plugins=[plugin, QuickFailureReports()])
     finally:
         session.close()
-    session.check_zygote()
+    session.check_fault()
     if plugin.ctrl_c:  # the checks done so far are no result (3/4 of a 3/10); grade watch's own stop is not one
         raise KeyboardInterrupt
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):

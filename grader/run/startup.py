@@ -1,12 +1,15 @@
 """One start-up for every command that grades: `grade exNN`, `grade watch`, `grade check`,
 `grade batch` and the recording of a release's answers.
 
-The order matters. The zygote is forked first, before torch, the reference solutions or the
-checks are loaded here, so the workers forked from it hold none of them (torch then loads in
-both processes at once, on two cores). Only then does the judge load torch and pytest.
+The order matters in the practice tier: torch is imported here first, then the zygote is
+forked (it inherits torch instead of importing it again: one import on the critical path of
+`grade ex03`, even on a busy machine), and only then are pytest, the checks and the
+references loaded here, so the workers forked from the zygote hold none of them. The official
+tiers start their zygote as a fresh interpreter inside their isolation, which first proves it
+can see nothing it must not (`grader.sandbox.isolation`).
 
-    zygote = start_zygote(course)        # fenced workers come from here
-    load_judge()                         # torch (one thread), pytest, the plugin
+    zygote = start_zygote(course, tier)  # workers come from here
+    load_judge()                         # pytest, the plugin, the checks' helpers
     references, recorded = references_for(course)
 """
 
@@ -19,123 +22,120 @@ from pathlib import Path
 import click
 
 from grader.model.course import Course
-from grader.model.messages import say
+
+
+class IsolationRefused(click.ClickException):
+    """The run's isolation tier cannot be had here: nothing is graded (exit 3, the grader's
+    reason, not the submission's), and the way out is said."""
+
+    exit_code = 3
 
 
 def data_folders(course: Course | None) -> list[str]:
     """The folders a worker may read the lesson's data from (the course's, the user's, the cache,
     a checkout's datasets/)."""
     from grader.data.datasets import ENV_VAR, default_cache_dir
-    from grader.data.download import make_dirs
     from grader.model.paths import checkout_folder
 
-    if os.name == "posix" and os.geteuid() == 0:  # where a copy the workers can read may be made
-        try:  # (grader.data.datasets._verified_in), granted before it exists
-            make_dirs(default_cache_dir() / "tinyshakespeare", default_cache_dir())
-        except OSError:
-            pass
     found = [default_cache_dir() / "tinyshakespeare", *filter(None, [checkout_folder("datasets")])]
     if os.environ.get(ENV_VAR):
         found.append(Path(os.environ[ENV_VAR]).expanduser())
     if course is not None and course.data_dir:
         found.append(course.root / course.data_dir)
-    return [str(p) for p in found if p.exists()]
+    return list(dict.fromkeys(os.path.realpath(p) for p in found if p.exists()))
 
 
-def fence_options(course: Course | None, *, hide=(), grants=()) -> dict:
-    """What the fence is told by the judge: the data it grants, the cache's private folders it
-    hides (the answers computed ahead, the key that seals a batch's OUT)."""
+def secret_paths(course: Course | None) -> list[str]:
+    """What no worker may see: the reference, the hidden checks and known mistakes, the correct
+    pieces, the answers recorded or cached, the course secret, and the kit's other copies."""
     from grader.data.catalog import PRIVATE_FOLDERS, every_cache_dir
-    from grader.model.paths import other_copies
-    from grader.sandbox.hidden import kit_secrets
+    from grader.judge.draws import secret_file
+    from grader.model.paths import BUNDLED, PACKAGE_DIR, other_copies
 
-    private = [str(cache / name) for cache in every_cache_dir() for name in PRIVATE_FOLDERS]
-    copies = [path for root in other_copies() for path in kit_secrets(root) if os.path.lexists(path)]
-    return {"grants": data_folders(course) + [str(g) for g in grants],
-            "hide": private + copies + [str(h) for h in hide]}
+    package = [PACKAGE_DIR / name for name in ("checks", "mistakes", "answers.bin")]
+    package += [p for p in (PACKAGE_DIR / "pieces").glob("*.py") if p.name != "__init__.py"]
+    found = [*package, BUNDLED / "solutions"]
+    if course is not None:
+        found += [course.solutions_dir, course.checks_dir]
+        secret = secret_file(course)
+        if secret is not None:
+            found.append(secret)
+    found += [cache / name for cache in every_cache_dir() for name in PRIVATE_FOLDERS]
+    found += [copy / name for copy in other_copies() for name in ("solutions", "grader")]
+    return list(dict.fromkeys(str(p) for p in found))
 
 
-class FenceUnavailable(click.ClickException):
-    """What the fence must cover cannot be kept from the workers here: nothing is graded (exit 3,
-    the grader's reason, not the submission's)."""
+def close_secrets(course: Course | None) -> list[str]:
+    """Close what no worker may read to other users (`chmod -R go-rwx`), for the container tier,
+    whose workers drop to an unprivileged uid: run when an image is built, as root. The paths
+    closed, in order.
 
-    exit_code = 3
+        close_secrets(course)   # ['/usr/lib/python3.11/site-packages/grader/checks', ...]
+    """
+    closed = []
+    for path in secret_paths(course):
+        if not os.path.lexists(path) or os.path.islink(path):
+            continue
+        for folder, dirs, files in os.walk(path) if os.path.isdir(path) else [("", [], [path])]:
+            for name in [*dirs, *files]:
+                target = os.path.join(folder, name) if folder else name
+                if not os.path.islink(target):
+                    os.chmod(target, os.lstat(target).st_mode & 0o7700)
+        os.chmod(path, os.lstat(path).st_mode & 0o7700)
+        closed.append(path)
+    return closed
 
 
-def start_zygote(course: Course | None = None, *, hide=(), grants=(), huge_pages: bool = False, lang: str = "zh"):
-    """Fork the zygote (before anything secret is loaded in this process) and return it.
+def start_zygote(course: Course | None = None, tier: str = "practice", *, unseen=(), slot: int = 0,
+                 lang: str = "zh"):
+    """Start the run's zygote in `tier` and return it; `IsolationRefused` (exit 3) when that
+    tier cannot be had here. `unseen`: more that no worker may see (a batch's cohort and OUT).
 
-    The course secret (grader.judge.draws) is read first and taken out of the environment,
-    the zygote zeroes its copy as it starts, and the secret's file is hidden: no worker can see it."""
-    from grader.judge.draws import claim_secret, forget_secret, secret_file
-    from grader.sandbox import Zygote
+    In the practice tier the course secret is dropped from the environment first and never
+    used; in the official tiers it is read now and stays in this process alone."""
+    from grader.judge.draws import claim_secret, no_secret
+    from grader.sandbox import IsolationUnavailable, Zygote
+    from grader.sandbox.isolation import BUBBLEWRAP, CONTAINER, PRACTICE
 
+    if tier == PRACTICE:
+        no_secret()
+        import torch  # noqa: F401  (the zygote inherits it)
+
+        torch.set_num_threads(1)
+        return Zygote(PRACTICE).start()
     claim_secret(course)
-    secret = secret_file(course)
-    hide = [*hide, *([str(secret)] if secret is not None and secret.exists() else [])]
-    fence = fence_options(course, hide=hide, grants=grants)
-    close_without_mounts(fence["hide"], lang)
-    return Zygote(fence=fence, huge_pages=huge_pages).start(in_child=forget_secret)
+    hidden = [*secret_paths(course), *map(str, unseen)]
+    try:
+        if tier == CONTAINER:
+            from grader.sandbox.bubblewrap import python_roots, worker_view
+            from grader.sandbox.container import WORKER_UID, check_readable, check_unreadable, require_root
+
+            require_root()
+            uid = WORKER_UID - slot
+            check_unreadable(hidden, uid)
+            check_readable([*python_roots(), *map(str, worker_view()), *data_folders(course)], uid)
+            return Zygote(CONTAINER, uid=uid, data=data_folders(course)).start()
+        uid = worker_uid(slot) if os.geteuid() == 0 else None
+        return Zygote(BUBBLEWRAP, uid=uid, unseen=hidden, data=data_folders(course)).start()
+    except IsolationUnavailable as err:
+        raise IsolationRefused(err.text(lang)) from None
 
 
-def close_without_mounts(hide: list[str], lang: str) -> None:
-    """As root where workers get no mount namespace (grader.sandbox.mountless): what the mounts
-    would cover closed to other users, said once when a mode changed; FenceUnavailable when
-    something cannot be."""
-    from grader.sandbox.mountless import close_to_others, mounts_refused, shared_folders, unreachable
-    from grader.sandbox.pool import linux_fence_here
-
-    if not linux_fence_here() or not mounts_refused():
-        return
-    from grader.sandbox.fence import python_paths
-    from grader.sandbox.hidden import kit_secrets
-
-    unread = unreachable(python_paths())  # nothing can bind them in for the workers' uid here
-    if unread:
-        raise FenceUnavailable(say("fence_python", lang, paths=", ".join(unread)))
-    closed, still_open = close_to_others(kit_secrets() + list(hide))
-    if still_open:
-        raise FenceUnavailable(say("fence_open", lang, paths="; ".join(f"{p} ({why})" for p, why in still_open)))
-    if closed:
-        click.echo("grade: " + say("fence_modes", lang, paths=", ".join(closed)), err=True)
-    shared_folders()  # looked for once, before the judges fork: each student's sweep reads them
-
-
-def close_to_other_runs(paths: list[str], lang: str) -> None:
-    """As root on Linux, whatever the mounts: the folders students' work is read from (a batch's
-    DIR and the folders its links lead to, `--submission DIR`) closed to other users (o-rwx),
-    said once when a mode changed. A run's workers are leased uids of its own: another run's
-    worker on this machine (another batch, a CI job's single run) could otherwise read these
-    students' files wherever their modes let anyone (`/proc/PID/cmdline` names the folder).
-    A folder that cannot be closed (a read-only mount) is said, not fatal: this run's own
-    workers never see it (its fence hides it)."""
-    from grader.model.paths import inside_the_kit
-    from grader.sandbox.mountless import close_to_others
-    from grader.sandbox.pool import linux_fence_here
-
-    if not linux_fence_here() or os.geteuid() != 0:
-        return
-    # the kit's own folders (a test grading solutions/, a student's link to it) are the fence's
-    closed, still_open = close_to_others([p for p in paths if not inside_the_kit(p)])
-    if closed:
-        click.echo("grade: " + say("work_closed", lang, paths=", ".join(closed)), err=True)
-    if still_open:
-        click.echo("grade: " + say("work_open", lang, paths="; ".join(f"{p} ({why})" for p, why in still_open)), err=True)
+def worker_uid(slot: int) -> int:
+    """The unprivileged uid the workers of a judge slot run as (bubblewrap, as root)."""
+    return 64900 + slot
 
 
 def load_judge() -> None:
     """Load the judge's side after the zygote: torch on one thread, pytest and the plugin."""
     import torch
 
-    torch.set_num_threads(1)  # measured: one thread is never slower at these sizes
+    torch.set_num_threads(1)  # one thread is never slower at these sizes
     import grader.run.session  # noqa: F401  (pytest, the plugin, the judge)
 
 
 def freeze_loaded() -> None:
-    """What is loaded now lives until exit: spare pytest's full collections the scan of it.
-
-    Without a `gc.collect()` first: after torch's, pytest's and the checks' imports it finds
-    no garbage (measured: 0 objects), in about 0.15 s of every `grade` run."""
+    """What is loaded now lives until exit: spare pytest's full collections the scan of it."""
     gc.freeze()
 
 
@@ -143,21 +143,13 @@ def resolve_corpus(course: Course):
     """The lesson's corpus as a `DataFile` (its sha256 verified), or the `DataError` saying why not."""
     from grader.data import datasets
     from grader.model.calls import DataFile
-    from grader.sandbox.mountless import mounts_refused, open_to_others
-    from grader.sandbox.workdirs import work_root
 
     try:
         data_dir = course.root / course.data_dir if course.data_dir else None
         path = datasets.resolve("tinyshakespeare", data_dir=data_dir, progress=None)
     except datasets.DataError as err:
         return err
-    root = work_root() if mounts_refused() and not open_to_others(str(path)) else None
-    if root is not None:  # no data folder can be granted: a copy the workers' uid can read
-        try:
-            path = datasets.import_to_cache(path, "tinyshakespeare", cache_dir=Path(root) / "data")
-        except datasets.DataError as err:
-            return err
-    return DataFile("tinyshakespeare", str(path), datasets.get_dataset("tinyshakespeare").sha256)
+    return DataFile("tinyshakespeare", os.path.realpath(path), datasets.get_dataset("tinyshakespeare").sha256)
 
 
 def corpus_provider(course: Course, resolved=None):
@@ -190,3 +182,7 @@ def references_for(course: Course, cache_dir: Path | None = None):
     from grader.judge.recorded import RecordedReferences
 
     return RecordedReferences(course), True
+
+
+__all__ = ["IsolationRefused", "close_secrets", "start_zygote", "load_judge", "freeze_loaded", "resolve_corpus", "corpus_provider",
+           "references_for", "data_folders", "secret_paths", "worker_uid"]

@@ -1,37 +1,39 @@
 """The untrusted side: where a submission's code runs, and the only seam the judge uses.
 
-`Zygote(fence)` gives what starts fenced workers on this machine, and `Worker(zygote, …)`
-the judge's handle on one; a worker answers a request ("run probe P with these
-arguments") with plain data that `wire.decode` reads back without running anything the
-student wrote. `run_request` answers the same request for a trusted module in-process.
-Nothing else of this package is for the judge: the fence, the framing and the worker's
-loop are the worker's own business.
+`Zygote(tier, …)` starts workers in the run's isolation tier (`grader.sandbox.isolation`:
+practice, bubblewrap or container); `Worker(zygote, setup)` is the judge's handle on the
+process that runs one exercise of one submission, and answers a request ("run probe P with
+these arguments") with plain data that `plaincodec.decode` reads back without running
+anything the student wrote, and with what the call cost the student (`grader.sandbox.clock`).
+`run_request` answers the same request for a trusted module in-process.
 
-Two ways to start a worker, one interface (`worker_mode()` chooses):
+Two ways to start workers, one interface (`worker_mode()` chooses):
 
-- fork (Linux): `ForkZygote` forks each worker from a process that imported torch once;
-- spawn (Windows, macOS, or `GRADE_WORKER=spawn`): `SpawnZygote` starts fresh
-  interpreters ahead of need (`grader.sandbox.pool`, `grader.sandbox.spawn`).
+- fork (Linux): `Zygote` forks each worker from a process that imported torch once;
+- spawn (Windows, macOS, or `GRADE_WORKER=spawn`; the practice tier only): `SpawnZygote`
+  starts fresh interpreters ahead of need (`grader.sandbox.pool`, `grader.sandbox.spawn`).
 """
 
 from grader.sandbox.exits import CHANNEL_LOST
-from grader.sandbox.failures import FenceFailed, NoProcess, WorkerDied, WorkerTimeout, ZygoteGone
+from grader.sandbox.failures import NoProcess, Overloaded, WorkerDied, WorkerTimeout, ZygoteGone
+from grader.sandbox.isolation import BUBBLEWRAP, CONTAINER, PRACTICE, IsolationUnavailable, choose, is_official
 from grader.sandbox.pool import SpawnZygote, worker_mode
 from grader.sandbox.worker import run_request
 from grader.sandbox.zygote import Worker
 from grader.sandbox.zygote import Zygote as ForkZygote
 
 
-def Zygote(fence: dict | None = None, huge_pages: bool = False) -> ForkZygote:  # noqa: N802 - stands for the class
-    """The zygote for this machine: a `ForkZygote`, or a `SpawnZygote` (a subclass) where fork is
-    missing or unsafe or `GRADE_WORKER=spawn` asks for it. Call `.start()` before loading secrets:
+def Zygote(tier: str = PRACTICE, **options) -> ForkZygote:  # noqa: N802 - stands for the class
+    """The zygote for this run: a `ForkZygote` (every official tier, and practice where fork is
+    safe), or a `SpawnZygote` where fork is missing or unsafe or `GRADE_WORKER=spawn` asks for it.
 
-        zygote = Zygote(fence={"hide": [...], "grants": [...]}).start()
-
-    `huge_pages` (forked zygotes only): cheaper forks for a run that starts many workers.
+        zygote = Zygote("bubblewrap", uid=64900, unseen=[...], data=[...]).start()
     """
-    return SpawnZygote(fence) if worker_mode() == "spawn" else ForkZygote(fence, huge_pages=huge_pages)
+    if tier == PRACTICE and worker_mode() == "spawn":
+        return SpawnZygote(**options)
+    return ForkZygote(tier, **options)
 
 
 __all__ = ["Zygote", "ForkZygote", "SpawnZygote", "worker_mode", "Worker", "WorkerDied", "WorkerTimeout",
-           "ZygoteGone", "NoProcess", "FenceFailed", "run_request", "CHANNEL_LOST"]
+           "Overloaded", "ZygoteGone", "NoProcess", "run_request", "CHANNEL_LOST", "PRACTICE", "BUBBLEWRAP",
+           "CONTAINER", "IsolationUnavailable", "choose", "is_official"]

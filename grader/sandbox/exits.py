@@ -34,12 +34,6 @@ CHANNEL_LOST = 71
 DUMP_CAP = 64 * 1024  # bytes of a dump the judge reads from a worker
 
 
-class FenceBreached(OSError):
-    """The fence could not keep from a worker what it must (as root without mounts: a path its
-    uid can still read). Found by the worker itself before any code of the submission's runs,
-    and said to the judge as its first signed answer: the grader's fault, never charged."""
-
-
 def reaper(status_fds: dict[int, int]):
     """A SIGCHLD handler for the zygote: reap workers and write how each one ended to its status pipe."""
 
@@ -123,8 +117,12 @@ class EndPipes:
         self.dump, self.status = dump, status
 
     def stack(self, pid: int) -> str:
-        """SIGUSR1 to a hung worker; its faulthandler dump (empty if it could not answer)."""
+        """What a worker at its limit had printed (SIGUSR2), then where it was (SIGUSR1, its
+        faulthandler dump); empty if it could not answer."""
         try:
+            if hasattr(signal, "SIGUSR2"):
+                os.kill(pid, signal.SIGUSR2)
+                time.sleep(0.02)  # its handler runs at the next instruction of Python's
             os.kill(pid, signal.SIGUSR1)
         except (ProcessLookupError, PermissionError):
             return ""
@@ -134,7 +132,7 @@ class EndPipes:
         """After a worker's socket closed: (what faulthandler wrote, the wait status or None)."""
         status = read_status(self.status)
         # The worker has been reaped, so its own copy of the dump pipe is closed; a process the
-        # student's code left (a fenced worker's die with it) may hold one: then a short wait.
+        # student's code left may hold one: then a short wait.
         return read_dump(self.dump, quiet=0.2, limit=0.5), status
 
     def close(self) -> None:

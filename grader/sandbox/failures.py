@@ -1,26 +1,27 @@
 """What can go wrong between the judge and a worker, as the judge's exceptions.
 
-The student's doing (a call past its limit, a worker that exited): `WorkerTimeout`,
-`WorkerDied`, charged to the call. Not the student's (the zygote killed from outside, no
-process to be had, a fence that cannot hold): `ZygoteGone` and its kinds, after which a run
-records nothing of what was being graded.
+The student's doing, charged to the call: `WorkerTimeout` (its CPU or idle time ran past the
+limit), `WorkerDied` (it exited, crashed, or sent something that is not plain data). Not the
+student's, never charged: `Overloaded` (the machine was too busy to give the call its time:
+the wall-clock backstop fired while the student's own time was within its limit), `NoProcess`
+(the system refused the zygote a new process), `ZygoteGone` (the zygote cannot be reached).
 
-    >>> isinstance(NoProcess(7), ZygoteGone), FenceFailed("/kit/solutions").paths
-    (True, '/kit/solutions')
+    >>> WorkerTimeout(10.0, kind="idle").kind, isinstance(NoProcess(7), ZygoteGone)
+    ('idle', True)
 """
 
 from __future__ import annotations
 
 
 class WorkerTimeout(Exception):
-    """The call ran past its time limit; the worker was killed.
+    """The call ran past its limit; the worker was killed. `kind`: "cpu" (it kept running) or
+    "idle" (it kept waiting: a sleep, a lock, input); `dump`: the stack faulthandler wrote when
+    the judge asked (SIGUSR1) just before the kill."""
 
-    `dump` is the stack faulthandler wrote when the judge asked (SIGUSR1) just before the kill.
-    """
-
-    def __init__(self, limit, dump: str = ""):
+    def __init__(self, limit, dump: str = "", kind: str = "cpu"):
         super().__init__(limit)
         self.dump = dump
+        self.kind = kind
 
 
 class WorkerDied(Exception):
@@ -36,11 +37,18 @@ class WorkerDied(Exception):
         self.status = status
 
 
+class Overloaded(RuntimeError):
+    """The wall-clock backstop fired while the call's CPU and idle time were within `limit`: the
+    machine gave the worker too little of a CPU to grade it fairly. The grader's problem: the run
+    stops (exit 3) and says so; nothing of the submission being graded is recorded."""
+
+    def __init__(self, limit: float, wall: float):
+        super().__init__(f"the machine was too busy: a call with a {limit:g} s limit waited {wall:.0f} s for a CPU")
+        self.limit, self.wall = limit, wall
+
+
 class ZygoteGone(RuntimeError):
-    """The zygote has ended while the run still needed it: killed from outside (kill -9, the
-    kernel's OOM killer), never by the student, whose workers run as another uid and hold none
-    of its socket. Its workers die with it (PR_SET_PDEATHSIG), so whatever was being graded then
-    would be charged to a student for nothing: a run that sees this records none of it."""
+    """The zygote cannot be reached or restarted: the run stops (exit 3), nothing charged."""
 
     def __init__(self, pid: int | None = None):
         super().__init__(f"the zygote (pid {pid}) that starts the workers has ended")
@@ -48,21 +56,9 @@ class ZygoteGone(RuntimeError):
 
 
 class NoProcess(ZygoteGone):
-    """The zygote is alive but the system refused it a new process for 30 s (the user's or the
-    machine's process limit, held by something else: a worker's own processes are capped in its
-    user namespace). Not the submission's doing: like a zygote killed from outside, nothing of
-    what was being graded is recorded (a batch grades that student again, then notes a crash)."""
+    """The zygote is alive but the system refused it a new process for 30 s (the machine's
+    process or memory limit, held by something else): the run stops, nothing charged."""
 
     def __init__(self, pid: int | None = None):
         RuntimeError.__init__(self, "the system refused a new process for 30 s")
         self.pid = pid
-
-
-class FenceFailed(ZygoteGone):
-    """A worker said, before any code of the submission's ran, that its fence could not keep
-    `paths` from it (grader.sandbox.exits.FenceBreached). Every worker of the run would say the
-    same: the run stops, and nothing of what was being graded is recorded or charged."""
-
-    def __init__(self, paths: str):
-        RuntimeError.__init__(self, f"the fence could not keep {paths} from the workers")
-        self.pid, self.paths = None, paths

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import struct
-import time
 
 CHUNK = 1 << 20  # bytes asked for at a time: a forged length never makes us allocate it at once
 
@@ -44,30 +43,6 @@ def recv_frame(stream) -> bytes:
     return recv_exact(stream, n)
 
 
-def recv_frame_until(sock, deadline: float, cap: int) -> bytes:
-    """recv_frame from a socket, its timeout moved along to `deadline` (time.monotonic());
-    TimeoutError once it has passed, OSError for a frame longer than `cap` bytes."""
-    reader = _Deadline(sock, deadline)
-    (n,) = struct.unpack("!Q", recv_exact(reader, 8))
-    if n > cap:
-        raise OSError(f"answer of {n} bytes is over the {cap} byte cap")
-    return recv_exact(reader, n)
-
-
-class _Deadline:
-    """A socket's `recv` whose timeout is what is left until `deadline` (time.monotonic())."""
-
-    def __init__(self, sock, deadline: float):
-        self.sock, self.deadline = sock, deadline
-
-    def recv(self, n: int) -> bytes:
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeoutError
-        self.sock.settimeout(remaining)
-        return self.sock.recv(n)
-
-
 def _send_all(stream, data: bytes) -> None:
     sendall = getattr(stream, "sendall", None)
     if sendall is not None:
@@ -82,60 +57,79 @@ def _send_all(stream, data: bytes) -> None:
         flush()
 
 
-# Answers are signed. The judge gives each worker a fresh key in its setup; the worker keeps it
-# only as a local of its serving loop (reachable only through frames, which the guard refuses)
-# and signs every answer: code of the submission that finds the channel's file descriptor
-# and writes a frame of its own cannot sign it, and the judge takes an unsigned or wrongly
-# signed frame as tampering. Progress frames (what the judge shows while ex12 trains) are not
-# signed: they must be exactly `{"progress": (done, total)}` and count for nothing.
+# A frame from a worker starts with its kind: an answer, or a progress report (what the judge
+# shows while ex12 trains; it must be exactly {"progress": (done, total)} and decides nothing).
 ANSWER, PROGRESS = b"A", b"P"
-MAC_BYTES = 32
 
 
-def hmac_sha256():
-    """The HMAC-SHA256 function, taken before a submission runs (`_hashlib`'s C function where
-    there is one: a submission can rebind `hmac.digest`, not the worker's reference)."""
-    try:
-        from _hashlib import hmac_digest
-    except ImportError:  # an interpreter without OpenSSL's hashlib
-        from hmac import digest as hmac_digest
-    return hmac_digest
+class MalformedFrame(Exception):
+    """A frame from a worker that is neither an answer nor a progress report."""
 
 
-def mac_input(counter: int, blob: bytes) -> bytes:
-    """What is signed: the answer's number on this channel (no replay), then the answer."""
-    return struct.pack("!Q", counter) + blob
+def frame_kind(frame: bytes) -> tuple[str, bytes]:
+    """("answer" | "progress", the blob) of a frame from a worker.
 
-
-class ForgedFrame(Exception):
-    """A frame on a worker's channel that the worker did not sign (or a malformed one)."""
-
-
-def open_frame(frame: bytes, key: bytes, counter: int, digest=None) -> tuple[str, bytes]:
-    """("answer" | "progress", the blob) of a frame from a worker; ForgedFrame if it was not
-    signed with `key` as answer number `counter`.
-
-    >>> key = b"k" * 32
-    >>> signed = ANSWER + hmac_sha256()(key, mac_input(0, b"x"), "sha256") + b"x"
-    >>> open_frame(signed, key, 0)
+    >>> frame_kind(ANSWER + b"x")
     ('answer', b'x')
-    >>> open_frame(signed, key, 1)
+    >>> frame_kind(b"?x")
     Traceback (most recent call last):
     ...
-    grader.sandbox.framing.ForgedFrame: an answer not signed by the worker
+    grader.sandbox.framing.MalformedFrame: a frame the worker does not send
     """
-    import hmac
-
     tag, body = frame[:1], frame[1:]
+    if tag == ANSWER:
+        return "answer", body
     if tag == PROGRESS:
         return "progress", body
-    if tag != ANSWER or len(body) < MAC_BYTES:
-        raise ForgedFrame("a frame the worker does not send")
-    mac, blob = body[:MAC_BYTES], body[MAC_BYTES:]
-    expected = (digest or hmac_sha256())(key, mac_input(counter, blob), "sha256")
-    if not hmac.compare_digest(mac, expected):
-        raise ForgedFrame("an answer not signed by the worker")
-    return "answer", blob
+    raise MalformedFrame("a frame the worker does not send")
+
+
+class FrameReader:
+    """Frames read from a socket as bytes arrive, without blocking: the judge waits for a
+    worker's answer in short steps and looks at the worker's clock between them.
+
+        reader = FrameReader(sock, cap=MAX_ANSWER_BYTES)
+        frame = reader.poll(0.1)   # a whole frame, or None after 0.1 s without one
+    """
+
+    def __init__(self, sock, cap: int):
+        self.sock, self.cap = sock, cap
+        self._buffer = bytearray()
+        self._need: int | None = None
+
+    def poll(self, wait: float) -> bytes | None:
+        """Whatever arrives within `wait` s; a whole frame when one is complete, else None.
+        EOFError when the worker's end closed; OSError for a frame longer than the cap.
+        (`sock` is a socket or anything with `recv` and `settimeout`: a spawned worker's pipes.)"""
+        frame = self._take()
+        if frame is not None:
+            return frame
+        timeout = max(0.001, wait)
+        while frame is None:
+            self.sock.settimeout(timeout)
+            try:
+                chunk = self.sock.recv(CHUNK)
+            except (BlockingIOError, InterruptedError, TimeoutError):
+                break
+            if not chunk:
+                raise EOFError
+            self._buffer += chunk
+            frame = self._take()
+            timeout = 0.0  # what else has arrived already, without waiting again
+        self.sock.settimeout(None)
+        return frame
+
+    def _take(self) -> bytes | None:
+        if self._need is None and len(self._buffer) >= 8:
+            (self._need,) = struct.unpack("!Q", bytes(self._buffer[:8]))
+            if self._need > self.cap:
+                raise OSError(f"answer of {self._need} bytes is over the {self.cap} byte cap")
+        if self._need is None or len(self._buffer) < 8 + self._need:
+            return None
+        frame = bytes(self._buffer[8:8 + self._need])
+        del self._buffer[:8 + self._need]
+        self._need = None
+        return frame
 
 
 class PipePair:

@@ -1,32 +1,54 @@
-"""The limits a worker runs under, in one place: the zygote sets them, the fence applies them."""
+"""The limits a worker runs under, in one place, and their application (every tier).
+
+Time is not among the rlimits: the judge measures each call's CPU and idle time
+(`grader.sandbox.clock`) and stops the worker at its limit. `RLIMIT_CPU` is only the kernel's
+backstop, far above any budget, for a worker the judge could no longer reach.
+
+    apply_limits(DEFAULT_LIMITS)    # in a fresh worker, before the submission's first line
+"""
 
 from __future__ import annotations
 
-import os
+import signal
 
 OUTPUT_CAP = 4000  # characters of the student's printed output kept per call
 FILE_SIZE_CAP = 16 * 1024 * 1024  # bytes a worker may write to any one file
-DEFAULT_LIMITS = {"memory": 6 * 1024**3, "cpu": 900}
-MAX_ANSWER_BYTES = 64 * 1024**2  # one answer frame from a worker (the largest real one: ~10 MB, ex06 on the corpus)
+DEFAULT_LIMITS = {"memory": 6 * 1024**3, "cpu": 3600, "processes": 64}
+MAX_ANSWER_BYTES = 64 * 1024**2  # one answer frame from a worker (the largest real one: ex06 on the corpus)
 OOM_FIRST = 1000  # /proc/self/oom_score_adj of a worker: the kernel's first choice when memory runs out
-# Exercise modules whose checks watch the student's torch calls from the calling thread: ex02's
-# forbidden-API net is a TorchDispatchMode, which no other thread carries, nor a process that
-# starts a fresh interpreter. Their workers may start neither: RLIMIT_NPROC 1, wherever it is
-# counted for the worker alone (as root, its leased uid; as a user, its own user namespace).
-ALONE = frozenset({"ex02_nll"})
+
+
+def apply_limits(limits: dict, *, processes: bool = False) -> dict:
+    """Set the rlimits this OS has (none on Windows: a Job Object limits the worker there);
+    `processes`: cap the processes of the worker's uid too (where that uid is the worker's
+    own: the official tiers). Returns what was set, by name."""
+    try:
+        import resource
+    except ImportError:
+        return {}
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-long write fails instead of killing
+    wanted = [("RLIMIT_FSIZE", FILE_SIZE_CAP), ("RLIMIT_AS", limits.get("memory")),
+              ("RLIMIT_CPU", limits.get("cpu")), ("RLIMIT_CORE", 0)]
+    if processes:
+        wanted.append(("RLIMIT_NPROC", limits.get("processes")))
+    held = {}
+    for name, value in wanted:
+        if value is None or not hasattr(resource, name):
+            continue
+        try:
+            resource.setrlimit(getattr(resource, name), (value, value))
+            held[name] = value
+        except (ValueError, OSError):  # macOS refuses some (RLIMIT_AS below what is mapped)
+            pass
+    prefer_for_oom_killer()
+    return held
 
 
 def prefer_for_oom_killer() -> int | None:
-    """Make this (worker) process the OOM killer's first choice; the value set, or None where it cannot be.
-
-    When a student's code exhausts the machine's memory, the kernel kills the process with the
-    highest badness; without this it could be the zygote or a judge holding torch (the batch
-    then stops for everyone). Raising needs no privilege; a worker set so as root keeps the
-    value as its floor after dropping to its uid, so the student cannot lower it again.
-
-        >>> prefer_for_oom_killer()            # in a forked worker, on Linux
-        1000
-    """
+    """Make this (worker) process the OOM killer's first choice; the value set, or None where it
+    cannot be. When a student's code exhausts the machine's memory, the kernel then kills the
+    worker, not the zygote or a judge."""
     try:
         with open("/proc/self/oom_score_adj", "w") as handle:
             handle.write(str(OOM_FIRST))
@@ -35,18 +57,5 @@ def prefer_for_oom_killer() -> int | None:
     return OOM_FIRST
 
 
-def nproc_counts_per_user_namespace() -> bool:
-    """Whether RLIMIT_NPROC counts the processes of a uid in each user namespace on its own
-    (Linux 5.14 and later, ucounts): then a worker in a user namespace of its own may cap its
-    processes without counting every other process of the user (as an ordinary user, a
-    student's fork bomb stops at the cap instead of taking the user's or the machine's last
-    process, which the zygote's next fork needs).
-
-        >>> nproc_counts_per_user_namespace()   # on Linux 6.1
-        True
-    """
-    try:
-        major, minor = (int(part) for part in os.uname().release.split(".")[:2])
-    except (AttributeError, ValueError):
-        return False
-    return (major, minor) >= (5, 14)
+__all__ = ["OUTPUT_CAP", "FILE_SIZE_CAP", "DEFAULT_LIMITS", "MAX_ANSWER_BYTES", "apply_limits",
+           "prefer_for_oom_killer"]

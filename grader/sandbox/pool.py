@@ -14,9 +14,9 @@ and every probe in parallel with the judge, then wait for their setup). A worker
 `grade watch` takes one that has been ready for a while; while other workers are in use
 (`grade all`: one per exercise) a taken one is replaced at once too.
 
-    zygote = SpawnZygote(fence={...}).start()       # one interpreter importing torch now
-    pid, channel, _ = zygote.spawn(setup)           # a ready one gets its setup
-    worker = Worker(zygote, folder, "ex03_params")  # as in fork mode
+    zygote = SpawnZygote().start()                  # one interpreter importing torch now
+    pid, channel, _ = zygote.spawn()                # a ready one gets its limits
+    worker = Worker(zygote, setup)                  # as in fork mode: the setup is its first frame
 
 Mode: `worker_mode()` reads `GRADE_WORKER` (`spawn` anywhere, `fork` where there is fork)
 and otherwise picks spawn on Windows and macOS, fork elsewhere.
@@ -35,18 +35,16 @@ import grader.sandbox.plaincodec as plaincodec
 from grader.model.paths import PACKAGE_DIR
 from grader.sandbox.framing import CHUNK, recv_frame, send_frame
 from grader.sandbox.limits import DEFAULT_LIMITS
-from grader.sandbox.tree import for_this_os
-from grader.sandbox.workdirs import remove_trees, run_scratch
 from grader.sandbox.failures import WorkerDied
-from grader.sandbox.zygote import Zygote
+from grader.sandbox.isolation import PRACTICE
+from grader.sandbox.tree import for_this_os
 
 POOL_SIZE = 1          # ready interpreters kept (one submission at a time needs one)
 START_TIMEOUT = 300.0  # seconds a fresh interpreter may take to import torch (a laptop's cold disk)
-# Native thread pools stay at one thread, as torch.set_num_threads(1) does: a worker is then
-# single-threaded when its fence unshares a user namespace (Linux, as a user).
+# Native thread pools stay at one thread, as torch.set_num_threads(1) does.
 THREADS_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "VECLIB_MAXIMUM_THREADS": "1"}
-PROCESS_CAP = 64       # processes in a worker's job (Windows), as the fence's RLIMIT_NPROC
+PROCESS_CAP = 64       # processes in a worker's job (Windows)
 
 
 def worker_mode(environ=None, platform: str | None = None, can_fork: bool | None = None) -> str:
@@ -90,22 +88,6 @@ def worker_command(env: dict) -> list[str]:
     code = (f"import sys; sys.path.append({str(PACKAGE_DIR.parent)!r}); "
             "from grader.sandbox.spawn import main; main()")
     return [executable, "-P", "-c", code]
-
-
-def linux_fence_here() -> bool:
-    """Can workers here be fenced as forked ones are (Linux, with `resource` and `fcntl`)?"""
-    import importlib.util
-
-    if not sys.platform.startswith("linux"):
-        return False
-    # grader.sandbox.uids leases uids under flock; grader.sandbox.fence sets rlimits
-    for name in ("fcntl", "resource"):
-        try:
-            if importlib.util.find_spec(name) is None:
-                return False
-        except ImportError:
-            return False
-    return True
 
 
 class PipeChannel:
@@ -195,7 +177,7 @@ class PipeChannel:
 
 
 class _Fresh:
-    """One interpreter started ahead of need: importing torch, then waiting for its setup."""
+    """One interpreter started ahead of need: importing torch, then waiting for its limits."""
 
     def __init__(self, env: dict):
         self.tree = for_this_os()
@@ -206,48 +188,46 @@ class _Fresh:
         self.pid = proc.pid
         self.channel = PipeChannel(proc, self.tree)
 
-    def hand_over(self, body: bytes, limits: dict) -> None:
-        """Wait until it is ready (torch imported), set the job's limits, send the setup."""
+    def hand_over(self, limits: dict) -> None:
+        """Wait until it is ready (torch imported), set the job's limits, send its own limits."""
         self.channel.settimeout(START_TIMEOUT)
         hello = plaincodec.decode(recv_frame(self.channel))
         if not (isinstance(hello, dict) and type(hello.get("ready")) is int):
             raise OSError(f"unexpected greeting {hello!r}")
         self.tree.limit(memory=limits.get("memory"), cpu=limits.get("cpu"), processes=PROCESS_CAP)
         self.channel.settimeout(None)
-        send_frame(self.channel, body)
+        send_frame(self.channel, json.dumps(limits).encode())
 
     def kill(self) -> None:
         self.channel.kill_tree()
         self.channel.close()
 
 
-class SpawnZygote(Zygote):
-    """Starts workers as fresh interpreters (see the module's docstring); Zygote's interface."""
+class SpawnZygote:
+    """Starts workers as fresh interpreters (see the module's docstring); `Zygote`'s interface,
+    in the practice tier (the official tiers fork from a zygote inside their isolation)."""
 
-    def __init__(self, fence: dict | None = None, size: int = POOL_SIZE):
-        if linux_fence_here():  # the workers drop to a uid leased as a forked zygote's are
-            super().__init__(fence)
-        else:  # no other uid to run as (Windows, macOS): the student's own
-            self._sock, self.pid, self.fence = None, None, dict(fence or {})
+    tier = PRACTICE
+
+    def __init__(self, size: int = POOL_SIZE, limits: dict | None = None, **_ignored):
         self.size = max(0, size)
+        self.limits = dict(limits or DEFAULT_LIMITS)
+        self.pid = None
         self._ready: list[_Fresh] = []
         self._owner: int | None = None
-        self._scratch: str | None = None  # the workers' working folders (grader.sandbox.workdirs)
-        self._own_scratch: str | None = None  # the same, when this run removes it at close
         self._out: set[PipeChannel] = set()  # handed out, not closed yet
         self._closing = False
+        self.live: set = set()  # the Workers with a process now (as Zygote.live)
 
     @property
     def started(self) -> bool:
         return self._owner == os.getpid()
 
-    def start(self, in_child=None) -> "SpawnZygote":
-        """Start the pool (`in_child` is for a forked zygote: a fresh interpreter inherits no memory)."""
+    def start(self) -> "SpawnZygote":
         if self._owner is not None and self._owner != os.getpid():
-            self._forget_inherited()  # a forked judge (grade batch -j): a pool of its own
+            self._forget_inherited()  # a forked process: a pool of its own
         if self._owner is None:
             self._owner = os.getpid()
-            self._scratch, self._own_scratch = run_scratch(tagged=linux_fence_here())
             self._top_up()
         return self
 
@@ -258,19 +238,16 @@ class SpawnZygote(Zygote):
         while len(self._ready) < self.size:
             self._ready.append(_Fresh(self._env()))
 
-    def spawn(self, setup: dict):
-        """A started worker given `setup`: its pid and the judge's end of its pipes."""
+    def spawn(self):
+        """A started worker: its pid, the judge's end of its pipes, no end pipes."""
         self.start()
-        fence = {**self.fence, **(setup.get("fence") or {}), "scratch": self._scratch}
-        body = json.dumps({**setup, "fence": fence}).encode()
-        limits = setup.get("limits") or DEFAULT_LIMITS
         problem = None
         for _ in range(2):  # one that died before its setup (killed from outside): the next
             fresh = self._ready.pop(0) if self._ready else _Fresh(self._env())
-            if self._out:  # another worker is still in use (grade all, a batch): more will be wanted
+            if self._out:  # another worker is still in use (grade all): more will be wanted
                 self._top_up()  # its replacement imports torch while this one grades
             try:
-                fresh.hand_over(body, limits)
+                fresh.hand_over(self.limits)
                 self._out.add(fresh.channel)
                 fresh.channel.on_close = self._released
                 return fresh.pid, fresh.channel, None  # no dump pipe: no SIGUSR1 to ask for a stack
@@ -278,6 +255,12 @@ class SpawnZygote(Zygote):
                 fresh.kill()
                 problem = err
         raise WorkerDied(f"a fresh worker did not start ({type(problem).__name__}: {problem})")
+
+    def host_pid(self, pid: int) -> int:
+        return pid
+
+    def sweep(self) -> None:
+        """Nothing to sweep in the practice tier."""
 
     def _released(self, channel: PipeChannel) -> None:
         """A worker is done with: the next one starts now (a re-grade in `grade watch` finds it ready).
@@ -301,24 +284,16 @@ class SpawnZygote(Zygote):
                     end.close()
                 except OSError:
                     pass
-        self._ready, self._owner, self._scratch, self._own_scratch, self._out = [], None, None, None, set()
-        self._shared_workers = {}
+        self._ready, self._owner, self._out = [], None, set()
 
     def close(self, wait: bool = True) -> None:  # noqa: ARG002 - no zygote to wait for here
         if not self.started:
             return
         self._closing = True
-        for proc in list(getattr(self, "_shared_workers", {}).values()):
-            proc.kill()
+        for channel in list(self._out):
+            channel.kill_tree()
+            channel.close()
         for fresh in self._ready:
             fresh.kill()
         self._ready = []
-        if getattr(self, "_leased_uid", None) is not None:
-            from grader.sandbox.uids import release, sweep_uid
-
-            sweep_uid(self._leased_uid)  # as root, the fenced workers' uid: what escaped dies too
-            release(self._leased_uid)
-            self._leased_uid = None
-        if self._own_scratch:  # as root, the shared folder's are swept uid by uid (above)
-            remove_trees([self._own_scratch])
         self._owner, self._closing = None, False

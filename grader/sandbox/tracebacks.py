@@ -29,7 +29,6 @@ import re
 from collections import deque
 from pathlib import Path
 
-# imported here, not in describe_error: once the worker is guarded it may import nothing of the grader
 from grader.probes.errors import MissingName, NotImplementedYet
 
 KEEP = 2  # own frames kept at each end of a traceback

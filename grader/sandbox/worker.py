@@ -1,14 +1,25 @@
 """The worker: the only process where a submission's code runs.
 
-It is forked from the zygote (see `sandbox`), loads the student's exercise module, and
-answers requests from the judge: "run probe P with these arguments". Each answer is plain
-data (see `wire`), with any exception the student's code raised described as data: its
-type, its message, and the student's own frames of the traceback.
+It is forked from the zygote (or started as a fresh interpreter, `grader.sandbox.spawn`), reads
+its setup from the judge, loads the student's exercise module, and answers requests ("run
+probe P with these arguments") with plain data (see `wire`): what the student's code returned,
+or the exception it raised described as data (its type, its message, the student's own
+frames). Nothing here is there for trust: the whole process is the student's, and the judge
+takes from it only plain data, which it judges itself.
+
+The setup (from the judge, trusted):
+
+    {"module": "ex03_param_budget",
+     "submission": "/home/s/exercises"      # practice: imported where it is
+     | "files": {"ex03_param_budget.py": b"..."},  # official: a copy in the worker's folder
+     "refused": {"ex02_nll": "未读取… / not read…"},   # files the judge would not read, and why
+     "pieces": {"get_batch": "<source>"},   # correct earlier pieces this exercise builds on
+     "workdir": "/tmp/w1"}                  # where it works (made for it), or None: a fresh one
 """
 
 from __future__ import annotations
 
-import faulthandler  # here, not in the worker: a module new in sys.modules would move its version tag
+import faulthandler
 import functools
 import importlib
 import importlib.util
@@ -18,7 +29,9 @@ import re
 import signal
 import socket
 import sys
+import tempfile
 import time
+import types
 from pathlib import Path
 
 import grader.sandbox.plaincodec as plaincodec
@@ -26,12 +39,12 @@ import grader.sandbox.requestcodec as requestcodec
 import grader.sandbox.wire as wire
 from grader.model.paths import PACKAGE_DIR
 from grader.probes.errors import MissingSubmissionFile
-from grader.sandbox.framing import ANSWER, PROGRESS, hmac_sha256, mac_input, recv_frame, send_frame
 from grader.sandbox.capture import redirect_output
-from grader.sandbox.exits import CHANNEL_LOST, FenceBreached
+from grader.sandbox.exits import CHANNEL_LOST
+from grader.sandbox.framing import ANSWER, PROGRESS, recv_frame, send_frame
 from grader.sandbox.tracebacks import describe_error
 
-__all__ = ["describe_error", "run_request", "serve"]
+__all__ = ["describe_error", "run_request", "serve", "resolve_probe"]
 
 
 def resolve_probe(spec: str):
@@ -57,11 +70,10 @@ class Submission:
     report can say it once for the exercise.
     """
 
-    def __init__(self, folder: str | None, module_name: str, admit=None, refused=None):
+    def __init__(self, folder: str | None, module_name: str, refused: dict | None = None):
         self.folder = folder
         self.module_name = module_name
-        self._admit = admit or sys.modules.__setitem__  # the guard's (`Guard.admit`) in a worker
-        self._refused = refused  # module name -> why its file was not read (intake.Refusals.of), or None
+        self._refused = refused or {}  # module name -> why its file was not read ("zh / en")
         self._module = None
         self._failed: dict | None = None
 
@@ -69,23 +81,21 @@ class Submission:
         if self._failed is not None:
             raise ImportFailed(self._failed)
         if self._module is None:
-            path = Path(self.folder) / f"{self.module_name}.py"
+            path = Path(self.folder or ".") / f"{self.module_name}.py"
             if not path.is_file():
                 raise MissingSubmissionFile(path.name)
             spec = importlib.util.spec_from_file_location(self.module_name, path)
             module = importlib.util.module_from_spec(spec)
-            self._admit(self.module_name, module)
+            sys.modules[self.module_name] = module
             try:
                 spec.loader.exec_module(module)
             except BaseException as err:  # the student's module may raise anything, even SystemExit
-                # KeyboardInterrupt too: a worker ignores SIGINT (Ctrl-C is the judge's), so any is the code's own
                 sys.modules.pop(self.module_name, None)
                 self._failed = describe_error(err, self.folder, at_import=True)
                 # `import helper` of a file refused alone (a link, a FIFO): the reason, not just "no module"
                 missing = err.name if type(err) is ModuleNotFoundError and type(err.name) is str else None
-                why = self._refused(missing) if missing and self._refused is not None else None
-                if why:
-                    self._failed["not_read"] = why
+                if missing and missing in self._refused:
+                    self._failed["not_read"] = self._refused[missing]
                 raise ImportFailed(self._failed) from None
             self._module = module
         return self._module
@@ -126,20 +136,19 @@ def run_request(request: dict, module_source, folder: str | None = None, progres
                                            "message": "<unprintable>", "traceback": "", "not_implemented": False}}
 
 
-def _progress_sender(sock: socket.socket, every: float = 0.25):
-    """A `progress(done, total)` for probes: sends a small frame at most every `every` s
-    (unsigned: it holds no key, and the judge takes nothing from it but the bar); from the
-    worker only, never from a child the student's code forked (its frame could interleave)."""
+def _progress_sender(channel, every: float = 0.25):
+    """A `progress(done, total)` for probes: a small frame at most every `every` s (what the
+    judge shows while ex12 trains; it decides nothing)."""
     last = [0.0]
     worker = os.getpid()
 
     def progress(done, total) -> None:
-        if os.getpid() != worker:
+        if os.getpid() != worker:  # a child the student's code forked: its frame could interleave
             return
         now = time.monotonic()
         if now - last[0] >= every or done >= total:
             last[0] = now
-            send_frame(sock, PROGRESS + plaincodec.encode({"progress": (int(done), int(total))}))
+            send_frame(channel, PROGRESS + plaincodec.encode({"progress": (int(done), int(total))}))
 
     return progress
 
@@ -150,127 +159,110 @@ def _stack_on_request(dump_fd: int | None) -> None:
     if dump_fd is None:
         return
     faulthandler.enable(file=dump_fd, all_threads=True)
-    faulthandler.register(signal.SIGUSR1, file=dump_fd, all_threads=True, chain=False)
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, file=dump_fd, all_threads=True, chain=False)
 
 
 def forget_exercise_modules() -> list[str]:
     """Exercise modules inherited from the process the zygote was forked from (a test session,
-    a notebook) are never the submission's: the submission's own import must find none.
-    Returns the names taken out."""
+    a notebook) are never the submission's: the submission's own import must find none."""
     names = [n for n in sys.modules if re.fullmatch(r"ex\d\d_\w+", n)]
     for name in names:
         del sys.modules[name]
     return names
 
 
-def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=None, guard=None) -> None:
-    """Worker main loop: answer run requests until the judge closes the socket.
+def load_pieces(sources: dict[str, str]) -> None:
+    """The correct earlier pieces an exercise builds on (ex10-ex12), sent as source by the judge:
+    made into `grader.pieces.<name>` modules, which the probes take them from."""
+    for name, source in sources.items():
+        qualified = f"grader.pieces.{name}"
+        module = types.ModuleType(qualified)
+        module.__file__ = f"<grader.pieces.{name}>"
+        sys.modules[qualified] = module
+        exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 - the kit's own source
 
-    The worker is fenced first (grader.sandbox.fence: limits, namespaces, another user, the
-    submission copied to a private folder); only then is the student's module loaded.
-    `dump_fd` is a pipe to the judge for faulthandler's stack dumps (see `_stack_on_request`).
-    `guard` is a `Guard` the zygote sealed before forking (and `enter` its fence, bound then:
-    the sealed process imports nothing of the grader's hidden modules again); without one the
-    worker seals its own (a spawned worker, grader.sandbox.spawn).
-    """
-    # The answers' key: a local of this loop and nothing else (see grader.sandbox.framing).
-    key = bytes.fromhex(setup.pop("answer_key", "") or "")
-    digest, pack, send, encode, unpack = hmac_sha256(), mac_input, send_frame, plaincodec.encode, requestcodec.unpack
-    signed = [0]  # answers sent so far: each signature covers its number
-    if enter is None:  # forked from the zygote; a spawned worker brings its own (grader.sandbox.spawn)
-        import grader.sandbox.fence as fence
 
-        enter = fence.enter
-    # The pieces of earlier exercises this exercise builds on, and only those, are loaded
-    # now; the fence then hides grader/pieces/ (see grader.pieces).
-    for name in setup.get("pieces", ()):
-        importlib.import_module(f"grader.pieces.{name}")
+def _place_files(files: dict[str, bytes], workdir: str) -> str:
+    """The submission's files written into `<workdir>/submission` (read-only); that folder."""
+    folder = os.path.join(workdir, "submission")
+    os.makedirs(folder, exist_ok=True)
+    for name, data in files.items():
+        path = os.path.join(folder, os.path.basename(name))
+        with open(path, "wb") as handle:
+            handle.write(data)
+        if os.name == "posix":
+            os.chmod(path, 0o444)
+    return folder
+
+
+def serve(channel, dump_fd: int | None = None) -> None:
+    """Worker main loop: read the setup, import the exercise, answer requests until the judge
+    closes the channel (a socket, or a spawned worker's pipes)."""
     try:
-        folder, workdir = enter(setup, keep_fds={sock.fileno()} | ({dump_fd} if dump_fd is not None else set()))
-    except FenceBreached as err:  # before any code of the submission's: said, signed, and the worker ends
-        blob = encode({"ok": False, "fence": str(err)})
-        send(sock, ANSWER + digest(key, pack(0, blob), "sha256") + blob)
+        setup = requestcodec.unpack(recv_frame(channel))
+    except EOFError:
         return
+    workdir = setup.get("workdir") or tempfile.mkdtemp(prefix="grade-worker-")
+    load_pieces(setup.get("pieces") or {})
+    folder = _place_files(setup["files"], workdir) if "files" in setup else setup.get("submission")
+    refused = dict(setup.get("refused") or {})
+    forget_exercise_modules()
     _stack_on_request(dump_fd)
     os.chdir(workdir)
     if folder:
         sys.path.insert(0, folder)
     # Stand-ins for earlier exercises a submission lacks (ex11 imports ex08's get_batch).
     sys.path.append(str(PACKAGE_DIR / "earlier"))
-    take_output = redirect_output(workdir)
+    take_output = redirect_output(workdir, dump_fd)
     submissions: dict[str, Submission] = {}
-    # What of the submission could not be read as data (grader.sandbox.intake.Refusals: all of it,
-    # or a file alone): said by the fence that entered it (grader.sandbox.fence, or a spawned
-    # worker's grader.sandbox.spawn). (Read from the function's own globals: in a worker of a
-    # sealed zygote its module is no longer in sys.modules.)
-    refusals = (getattr(enter, "__globals__", None) or {}).get("REFUSED")
-    refused = refusals.of if refusals is not None else lambda _module: None
-    # Last before the student's first line: the observers out of reach, verified after each call.
-    if guard is None:
-        from grader.sandbox.guard import Guard
-
-        forget_exercise_modules()
-        guard = Guard()
-        guard.seal()
-    else:
-        guard.resync()
-    check = guard.check  # the bound method: rebinding Guard.check later changes nothing here
-
-    worker, leave = os.getpid(), os._exit  # bound before the student's first line
+    worker = os.getpid()
 
     def answer_with(blob: bytes) -> None:
         if os.getpid() != worker:
-            # A child the student's code forked came back into this loop (its fork failed under
-            # the process cap, or it just returned): it holds the key and the count, and an answer
-            # from it would put the worker's own next one out of step (read as forged). It ends.
-            leave(0)
-        mac = digest(key, pack(signed[0], blob), "sha256")
-        signed[0] += 1
+            # a child the student's code forked came back into this loop: its answer would put
+            # the worker's own out of step; it ends
+            os._exit(0)
         try:
-            send(sock, ANSWER + mac + blob)
+            send_frame(channel, ANSWER + blob)
         except OSError:  # the student's code closed or replaced the channel's descriptor
-            leave(CHANNEL_LOST)
+            os._exit(CHANNEL_LOST)
 
-    def load(name: str) -> Submission:
+    def submission(name: str) -> Submission:
+        if name not in submissions:
+            submissions[name] = Submission(folder, name, refused)
+        return submissions[name]
+
+    def load(name: str) -> None:
         """Import exercise module `name` now, so the judge can time the import on its own."""
-        if name not in submissions and not refused(name):
-            submissions[name] = Submission(folder, name, admit=guard.admit, refused=refused)
+        if name not in refused:
             try:
-                submissions[name].module()
-            except BaseException:
-                pass  # reported to every call by run_request
-        tampered = check(thorough=True)
-        answer_with(encode({"ok": True, "value": "imported", "output": "",
-                            **({"tampered": tampered} if tampered else {})}))
-        return submissions.get(name)
+                submission(name).module()
+            except BaseException:  # noqa: BLE001 - reported to every call by run_request
+                pass
+        output, _ = take_output()
+        answer_with(plaincodec.encode({"ok": True, "value": "imported", "output": output}))
 
     load(setup["module"])
-    progress = _progress_sender(sock)
+    progress = _progress_sender(channel)
     while True:
         try:
-            request = unpack(recv_frame(sock))  # from the judge: trusted (grader.sandbox.requestcodec)
+            request = requestcodec.unpack(recv_frame(channel))  # from the judge: trusted
         except EOFError:
             return
         except Exception:  # noqa: BLE001 - not the judge's frames: the descriptor was closed or replaced
-            leave(CHANNEL_LOST)
+            os._exit(CHANNEL_LOST)
         if "import" in request:
             load(request["import"])
             continue
         module_name = request.get("module") or setup["module"]
-        submission = submissions.get(module_name)
-        if submission is None:
-            submission = submissions[module_name] = Submission(folder, module_name, admit=guard.admit,
-                                                               refused=refused)
-        why = refused(module_name)
+        why = refused.get(module_name)
         if why:
             answer = {"ok": False, "error": {"type": "SubmissionRefused", "mro": ["SubmissionRefused"],
                                              "message": why, "traceback": "", "not_implemented": False}}
         else:
-            answer = run_request(request, submission.module, folder, progress=progress, resolve=guard.probe,
+            answer = run_request(request, submission(module_name).module, folder, progress=progress,
                                  own_interrupts=True)
-        tampered = check()
-        if tampered:
-            answer["tampered"] = tampered  # the judge scores this exercise 0 and names what changed
         try:
             answer["output"], total = take_output()
         except OSError:  # the student's code closed the capture's descriptor: its output is lost
@@ -278,10 +270,14 @@ def serve(sock: socket.socket, setup: dict, dump_fd: int | None = None, enter=No
         if total is not None:
             answer["output_total"] = list(total)  # (characters, lines) printed: more than was kept
         try:
-            blob = encode(answer)
-        except Exception as err:  # a value torch cannot save
-            blob = encode({"ok": False, "output": answer["output"],
-                           "error": {"type": "UnsupportedResult", "mro": ["UnsupportedResult"],
-                                     "message": f"{type(err).__name__}", "traceback": "", "not_implemented": False},
-                           **({"tampered": tampered} if tampered else {})})
+            blob = plaincodec.encode(answer)
+        except Exception as err:  # noqa: BLE001 - a value that is not plain data after all
+            blob = plaincodec.encode({"ok": False, "output": answer["output"],
+                                      "error": {"type": "UnsupportedResult", "mro": ["UnsupportedResult"],
+                                                "message": f"{type(err).__name__}", "traceback": "",
+                                                "not_implemented": False}})
         answer_with(blob)
+
+
+def channel_from_fd(fd: int) -> socket.socket:
+    return socket.socket(fileno=fd)

@@ -1,145 +1,170 @@
-"""Worker processes for student code, forked from a zygote.
+"""The judge's side of the workers: a zygote per run (per judge in a batch), a process per exercise.
 
-The zygote is forked from the `grade` process at start-up, before the judge loads the
-reference solutions or the checks, and imports torch once. Each worker is forked from the
-zygote, so it starts in milliseconds with torch already loaded, and holds nothing of the
-reference or the hidden checks. The judge talks to a worker over a socket pair: requests
-are the judge's (trusted: `requestcodec`, plain data where that is exact, else pickle),
-answers are plain data read with `plaincodec.decode` (no pickle on the judge side: nothing
-the student sends can name a class or run code).
+The zygote imports torch and the probes once and forks a worker per exercise of a submission:
+a worker starts in milliseconds and holds nothing of the reference or the hidden checks. How
+the zygote itself starts is the tier's (`grader.sandbox.isolation`):
 
-A worker runs in its own process group; the judge kills the whole group when a call runs
-past its time limit, when the worker misbehaves, and at the end.
+- practice: forked from the `grade` process before the references and checks are loaded;
+- bubblewrap: a fresh interpreter inside bubblewrap (`grader.sandbox.bubblewrap`);
+- container: a fresh interpreter as root; its workers drop to the slot's uid.
+
+The judge talks to a worker over a socket pair: requests are the judge's (trusted:
+`requestcodec`), answers are plain data read with `plaincodec.decode` (no pickle: nothing the
+student sends can name a class or run code). A call's time is the worker's own CPU and idle
+time (`grader.sandbox.clock`), looked at between short waits for its answer.
+
+    zygote = Zygote("bubblewrap", uid=64900, unseen=[...], data=["/srv/data"]).start()
+    worker = Worker(zygote, setup={"module": "ex03_param_budget", "files": {...}})
+    answer, seconds = worker.run({"probe": "common.call_function", "args": ("block_params", 8)}, limit=10)
+    worker.close()          # killed, and in the official tiers everything it left swept away
 """
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import signal
 import socket
 import struct
+import subprocess
+import sys
 import time
 
 import grader.sandbox.exits as exits
 import grader.sandbox.plaincodec as plaincodec
 import grader.sandbox.requestcodec as requestcodec
-from grader.sandbox.failures import FenceFailed, NoProcess, WorkerDied, WorkerTimeout, ZygoteGone
-from grader.sandbox.framing import ForgedFrame, hmac_sha256, open_frame, recv_frame_until, send_frame
-from grader.sandbox.limits import ALONE, DEFAULT_LIMITS, MAX_ANSWER_BYTES
-from grader.sandbox.workdirs import remove_trees
-from grader.sandbox.zygote_main import zygote_main
+from grader.sandbox.clock import CallClock
+from grader.sandbox.failures import NoProcess, Overloaded, WorkerDied, WorkerTimeout, ZygoteGone
+from grader.sandbox.framing import FrameReader, MalformedFrame, frame_kind, send_frame
+from grader.sandbox.isolation import BUBBLEWRAP, CONTAINER, PRACTICE, IsolationUnavailable
+from grader.sandbox.limits import DEFAULT_LIMITS, MAX_ANSWER_BYTES
 
-__all__ = ["Worker", "Zygote"]
+__all__ = ["Zygote", "Worker"]
+
+START_TIMEOUT = 300.0  # seconds a fresh zygote may take to import torch (a cold disk)
+STEP = 0.1  # seconds between looks at a running call's clock
 
 
 class Zygote:
-    """A process that forks workers on request. Start it before loading anything secret.
+    """A process that forks workers on request (module docstring).
 
-    `huge_pages`: map the zygote's heap as huge pages once it is loaded (grader.sandbox.hugepages),
-    a few MiB at a time between requests: 0.05-0.3 s in all, then a fork and a worker's exit
-    together about 15 ms cheaper. For runs that start many workers (`grade batch`)."""
+    `unseen`: paths no worker may see (the official tiers' self-check proves it before any
+    worker exists); `data`: folders the workers read the lesson's data from (bubblewrap binds
+    them); `uid`: the workers' unprivileged uid when run as root (official tiers)."""
 
-    def __init__(self, fence: dict | None = None, huge_pages: bool = False):
-        self._sock = None
-        self.huge_pages = huge_pages
-        self.pid = None
-        self.fence = dict(fence or {})  # options for grader.sandbox.fence (uid, hide, grants, enabled)
-        if "uid" not in self.fence:  # a uid of our own, so that close() can sweep it
-            from grader.sandbox.uids import allocate
+    def __init__(self, tier: str = PRACTICE, *, uid: int | None = None, unseen=(), data=(), limits=None):
+        self.tier, self.uid = tier, uid
+        self.unseen, self.data = list(unseen), list(data)
+        self.limits = dict(limits or DEFAULT_LIMITS)
+        self.pid: int | None = None  # the zygote's pid as the judge sees it
+        self._sock: socket.socket | None = None
+        self._handle = None  # a Popen (container), a bubblewrap Sandbox, or None (forked)
+        self._starts = 0
+        self.live: set = set()  # the Workers with a process now (grade watch stops them on a save)
 
-            # leased under a lock: no other run on the machine holds it (see grader.sandbox.uids)
-            self.fence["uid"] = self.fence["gid"] = self._leased_uid = allocate()
-        self._own_scratch: str | None = None  # removed at close (grader.sandbox.workdirs.run_scratch)
+    # -- life ---------------------------------------------------------------------------------
 
-    def start(self, in_child=None) -> "Zygote":
-        """Fork the zygote; `in_child()` runs in it first (the judge's secrets dropped there)."""
+    def config(self) -> dict:
+        return {"tier": self.tier, "uid": self.uid, "unseen": self.unseen, "limits": self.limits}
+
+    def start(self) -> "Zygote":
+        """Start it (once; again after it ended). IsolationUnavailable when an official tier's
+        sandbox cannot be built or its self-check finds something a worker must not see."""
         if self._sock is not None:
             return self
-        if "scratch" not in self.fence:  # where workers with no private /tmp work
-            from grader.sandbox.workdirs import run_scratch
-
-            self.fence["scratch"], self._own_scratch = run_scratch()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._starts += 1
+        try:
+            if self.tier == BUBBLEWRAP:
+                import grader.sandbox.bubblewrap as bubblewrap
+
+                self._handle = bubblewrap.start(theirs.fileno(), self.data)
+                self.pid = self._handle.zygote_pid
+                send_frame(ours, plaincodec.encode(self.config()))
+            elif self.tier == CONTAINER or self._starts > 1:
+                # a fresh interpreter: the container tier, and any restart (this process may
+                # hold the references by now, which a forked zygote would inherit)
+                self._handle = subprocess.Popen(
+                    [sys.executable, "-P", "-m", "grader.sandbox.zygote_main", "--fd", str(theirs.fileno())],
+                    pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    env=_fresh_env(), close_fds=True)
+                self.pid = self._handle.pid
+                send_frame(ours, plaincodec.encode(self.config()))
+            else:
+                self.pid = self._fork(ours, theirs)
+        finally:
+            theirs.close()
+        self._sock = ours
+        self._await_ready()
+        return self
+
+    def _fork(self, ours: socket.socket, theirs: socket.socket) -> int:
         pid = os.fork()
         if pid == 0:
             ours.close()
             try:
-                from grader.sandbox.fence import _pdeathsig
+                from grader.sandbox.zygote_main import zygote_main
 
-                _pdeathsig()  # the grade process killed (kill -9 included): the zygote goes too
-                if in_child is not None:
-                    in_child()
-                os.umask(0o022)  # what a worker makes (its copy of the submission) its own uid can read
-                zygote_main(theirs, huge_pages=self.huge_pages)
+                zygote_main(theirs, self.config())
             finally:
                 os._exit(0)
-        theirs.close()
-        self._sock, self.pid = ours, pid
-        return self
+        return pid
 
-    def spawn(self, setup: dict) -> tuple[int, socket.socket, exits.EndPipes]:
-        """Fork a worker; returns its pid, the judge's end of its socket, and the read ends of its
-        dump pipe (faulthandler's stacks, from the worker) and status pipe (its wait status, from
-        the zygote alone): `exits.EndPipes`."""
-        self.start()
-        judge_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        dump_read, dump_write = os.pipe()
-        status_read, status_write = os.pipe()
-        for fd in (dump_read, status_read):
-            os.set_blocking(fd, False)
-        ends = exits.EndPipes(dump_read, status_read)
-        request = secrets.randbits(64)
-        body = json.dumps({**setup, "request": request, "fence": {**self.fence, **(setup.get("fence") or {})}}).encode()
+    def _await_ready(self) -> None:
+        reader = FrameReader(self._sock, cap=1 << 20)
+        end = time.monotonic() + START_TIMEOUT
+        frame = None
         try:
-            try:
-                socket.send_fds(self._sock, [struct.pack("!I", len(body))],
-                                [worker_end.fileno(), dump_write, status_write])
-                self._sock.sendall(body)
-            except OSError:  # its end closed: it has gone (BrokenPipeError, ECONNRESET)
-                raise ZygoteGone(self.pid) from None
-            while True:  # replies to requests of a judge that was killed before it read them: skipped
-                answered, pid = struct.unpack("!QI", self._recv(12))
-                if answered == request:
+            while frame is None and time.monotonic() < end:
+                frame = reader.poll(0.5)
+                if frame is None and not self._running():
                     break
-            if pid == 0:  # the zygote could not fork for 30 s (no process left to the user)
-                judge_end.close()
-                raise NoProcess(self.pid)
-        except BaseException:
-            ends.close()
-            raise
-        finally:
-            worker_end.close()
-            os.close(dump_write)
-            os.close(status_write)
-        return pid, judge_end, ends
+            ready = plaincodec.decode(frame) if frame is not None else None
+        except (EOFError, OSError, plaincodec.DecodeError):
+            ready = None
+        if not isinstance(ready, dict) or "ready" not in ready:
+            said = self._said()
+            self.close()
+            raise IsolationUnavailable(f"评分的工作进程无法启动（{said}）", f"the grader's workers could not start ({said})")
+        problems = self._problems(ready)
+        if problems:
+            self.close()
+            raise IsolationUnavailable("隔离不成立，没有评分：" + "；".join(problems),
+                                       "the isolation does not hold, nothing was graded: " + "; ".join(problems))
 
-    def _recv(self, n: int) -> bytes:
-        data = b""
-        while len(data) < n:
-            try:
-                chunk = self._sock.recv(n - len(data))
-            except OSError:  # ECONNRESET: it died with our request unread
-                chunk = b""
-            if not chunk:
-                raise ZygoteGone(self.pid)
-            data += chunk
-        return data
+    def _problems(self, ready: dict) -> list[str]:
+        """What the zygote's self-check (official tiers) found a worker could reach."""
+        if self.tier == PRACTICE:
+            return []
+        problems = [f"visible: {p}" for p in ready.get("visible") or []]
+        if self.tier == BUBBLEWRAP:
+            if ready.get("network"):
+                problems.append(f"network devices: {', '.join(map(str, ready['network']))}")
+            if ready.get("pid") != 1:
+                problems.append("no PID namespace of its own")
+        return problems
+
+    def _running(self) -> bool:
+        if isinstance(self._handle, subprocess.Popen):
+            return self._handle.poll() is None
+        if self._handle is not None:  # a bubblewrap Sandbox
+            return self._handle.proc.poll() is None
+        try:
+            return os.waitpid(self.pid, os.WNOHANG)[0] == 0
+        except ChildProcessError:
+            return False
+
+    def _said(self) -> str:
+        if self.tier == BUBBLEWRAP and self._handle is not None:
+            from grader.sandbox.bubblewrap import bwrap_stderr
+
+            return bwrap_stderr(self._handle) or "no answer"
+        return "no answer"
 
     def alive(self) -> bool:
-        """False once the started zygote has ended. Its end of the socket closes as it exits (its
-        workers close their copies first thing), before its workers get their parent-death signal:
-        poll reports the hang-up on our end, in any process that holds it (a batch's judges too),
-        by the time a worker's death is seen.
-
-            zygote = ForkZygote().start()
-            zygote.alive()                             # True
-            os.kill(zygote.pid, signal.SIGKILL)        # from outside
-            zygote.alive()                             # False, a moment later
-        """
+        """False once the started zygote has ended (its end of the socket hung up)."""
         if self._sock is None:
-            return True  # not started (or closed by its owner): nothing was lost
+            return True
         import select
 
         poller = select.poll()
@@ -148,269 +173,233 @@ class Zygote:
         return not any(events & gone for _, events in poller.poll(0))
 
     def close(self, wait: bool = True) -> None:
-        """Kill the workers and let the zygote go (it exits when its socket closes).
-
-        `wait=False` is for a process about to exit (`grade exNN`): it does not wait for the
-        zygote to finish exiting, and as root leaves the sweep of escaped processes to the
-        uid block's watchdog, which runs it as soon as this process has gone (about a second
-        saved at the end of every run)."""
+        """Let the zygote go: it kills its workers and exits when its socket closes."""
         if self._sock is not None:
-            for proc in list(getattr(self, "_shared_workers", {}).values()):
-                proc.kill()
             self._sock.close()
             self._sock = None
-            if self._own_scratch is not None:
-                remove_trees([self._own_scratch])
-                del self.fence["scratch"]  # a restarted zygote makes a new one
-                self._own_scratch = None
-            if not wait:
-                return
-            from grader.sandbox.uids import release, sweep_uid
-
-            sweep_uid(self.fence.get("uid"))  # what escaped its process group (setsid) dies too
-            if getattr(self, "_leased_uid", None) is not None:
-                release(self._leased_uid)
+        handle, self._handle = self._handle, None
+        if handle is None and self.pid is not None and wait:
             try:
                 os.waitpid(self.pid, 0)
             except ChildProcessError:
                 pass
+        elif isinstance(handle, subprocess.Popen):
+            if wait:
+                try:
+                    handle.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    handle.kill()
+        elif handle is not None:
+            handle.kill()
 
+    # -- requests -----------------------------------------------------------------------------
 
-_DIGEST = hmac_sha256()
-FORGED = "a frame on the worker's channel that the worker did not sign (forged answer)"
+    def _ask(self, request: dict, fds: list[int] = ()) -> object:
+        if self._sock is not None and not self.alive():
+            self.close(wait=False)  # it ended (killed from outside, or by what ran in it): a new one
+        self.start()
+        number = secrets.randbits(62)  # a batch's judges share a zygote's socket in turn: never repeated
+        body = plaincodec.encode({**request, "request": number})
+        try:
+            socket.send_fds(self._sock, [struct.pack("!I", len(body))], list(fds))
+            self._sock.sendall(body)
+            while True:  # a reply to a request of a judge killed before it read it: skipped
+                (n,) = struct.unpack("!I", self._recv(4))
+                reply = plaincodec.decode(self._recv(n))
+                if isinstance(reply, dict) and reply.get("request") == number:
+                    return reply.get("value")
+        except (OSError, plaincodec.DecodeError):  # its end closed: it has gone
+            raise ZygoteGone(self.pid) from None
 
-
-class _Process:
-    """One worker process; the Workers of one submission (one per exercise) share it."""
-
-    def __init__(self, pid: int, sock: socket.socket, ends: exits.EndPipes | None = None, key: bytes = b""):
-        self.pid, self.sock, self.ends = pid, sock, ends  # no end pipes: a spawned worker (grader.sandbox.pool)
-        self.imported: set[str] = set()
-        self.key, self.answers = key, 0  # the answers' key, and how many signed answers came
-        self.tampered: list[str] = []  # what the guard reported at an import (kept for the calls)
-
-    def open(self, frame: bytes) -> tuple[str, bytes]:
-        """A frame from this worker: ("answer", blob) signed in order, or ("progress", blob)."""
-        kind, blob = open_frame(frame, self.key, self.answers, _DIGEST)
-        if kind == "answer":
-            self.answers += 1
-        return kind, blob
-
-    def stack(self) -> str:
-        """Ask the hung worker where it is (faulthandler answers SIGUSR1 on the dump pipe)."""
-        return self.ends.stack(self.pid) if self.ends is not None else ""
-
-    def ended(self) -> tuple[str, int | None]:
-        """After the worker's socket closed: what faulthandler said, and the exit status."""
-        return self.ends.ended() if self.ends is not None else ("", None)
-
-    def kill(self) -> None:
-        if self.sock is not None:
-            kill_tree = getattr(self.sock, "kill_tree", None)  # a spawned worker's pipes: its own way
+    def _recv(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
             try:
-                kill_tree() if kill_tree is not None else os.killpg(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.sock.close()
-            self.sock = None
-        if self.ends is not None:
-            self.ends.close()
-            self.ends = None
+                chunk = self._sock.recv(n - len(data))
+            except OSError:
+                chunk = b""
+            if not chunk:
+                raise ZygoteGone(self.pid)
+            data += chunk
+        return data
+
+    def spawn(self) -> tuple[int, socket.socket, exits.EndPipes]:
+        """Fork a worker: its pid as this process sees it, the judge's end of its socket, and the
+        read ends of its dump and status pipes (`exits.EndPipes`)."""
+        judge_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        dump_read, dump_write = os.pipe()
+        status_read, status_write = os.pipe()
+        for fd in (dump_read, status_read):
+            os.set_blocking(fd, False)
+        ends = exits.EndPipes(dump_read, status_read)
+        try:
+            pid = self._ask({"fork": True}, [worker_end.fileno(), dump_write, status_write])
+            if not pid:
+                raise NoProcess(self.pid)
+        except BaseException:
+            ends.close()
+            judge_end.close()
+            raise
+        finally:
+            worker_end.close()
+            os.close(dump_write)
+            os.close(status_write)
+        return self.host_pid(pid), judge_end, ends
+
+    def host_pid(self, pid: int) -> int:
+        """A worker's pid as this process sees it (inside bubblewrap the zygote sees another)."""
+        if self.tier != BUBBLEWRAP:
+            return pid
+        from grader.sandbox.pids import outer_pid
+
+        return outer_pid(self.pid, pid) or pid
+
+    def sweep(self) -> None:
+        """Official tiers: kill whatever the last worker left and remove what it wrote."""
+        if self.tier != PRACTICE and self._sock is not None and self.alive():
+            try:
+                self._ask({"sweep": True})
+            except ZygoteGone:
+                self.close(wait=False)
+
+
+def _fresh_env() -> dict:
+    """The environment of a zygote started as a fresh interpreter: nothing of the judge's
+    (the course secret is never in it), the grader findable, native pools on one thread."""
+    from grader.model.paths import PACKAGE_DIR
+
+    keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT") if k in os.environ}
+    return {**keep, "PYTHONPATH": str(PACKAGE_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "HOME": "/tmp", "TMPDIR": "/tmp"}
 
 
 class Worker:
-    """The judge's handle on the worker that runs one exercise of one submission.
+    """The judge's handle on the process that runs one exercise of one submission.
 
-    Each exercise of a submission has its own worker process (a fork costs milliseconds),
-    which imports that exercise's module first, timed on its own: whatever one exercise's
-    code does to the process (torch's default dtype, a patched builtin) reaches no other
-    exercise's checks. A time-out or a crash kills the process; the next call starts a
-    fresh one.
+    Each exercise has its own process, which imports that exercise's module first (timed on
+    its own): whatever one exercise's code does to its process reaches no other exercise's
+    checks. A time-out or a crash ends the process; the next call starts a fresh one.
     """
 
-    def __init__(self, zygote: Zygote, submission: str | None, module: str, limits: dict | None = None):
+    def __init__(self, zygote, setup: dict):
         self.zygote = zygote
-        self.module = module
-        from grader.pieces import needed_by
+        self.setup = setup
+        self.module = setup["module"]
+        self.pid: int | None = None
+        self._sock = None
+        self._ends: exits.EndPipes | None = None
+        self._reader: FrameReader | None = None
+        self._import_failed: WorkerTimeout | None = None
+        self._killed = False
 
-        pieces = needed_by(module)
-        self.setup = {"submission": submission, "module": module, "limits": limits or DEFAULT_LIMITS,
-                      "pieces": list(pieces), **({"fence": {"nproc": 1}} if module in ALONE else {})}
-        # Exercises share a worker only when they hold the same pieces of earlier exercises
-        # (none for most): a worker grading ex08 never holds the correct get_batch.
-        # One process per exercise of a submission: it has run only that exercise's file and
-        # what the file imports, so nothing one exercise does at import reaches another's checks.
-        self._key = (submission, module, json.dumps(self.setup["limits"], sort_keys=True), pieces)
-        self._proc: _Process | None = None
-        self._import_timed_out = False
-        self._forged: list[str] = []  # set once its worker wrote a frame of its own: every call fails
-        self._reported: list[str] = []  # the guard's reports from this exercise's processes so far
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
-
-    @property
-    def _sock(self) -> socket.socket | None:
-        return self._proc.sock if self._proc is not None else None
-
-    def _shared(self) -> dict:
-        pool = getattr(self.zygote, "_shared_workers", None)
-        if pool is None:
-            pool = {}
-            self.zygote._shared_workers = pool
-        return pool
-
-    def _ensure(self, deadline: float) -> float:
-        """A live worker that has imported this exercise's module; the call's deadline, moved on by
-        the time spent waiting for a worker to start."""
-        if self._import_timed_out:  # the module never finishes importing: do not wait again
-            raise WorkerTimeout("import", getattr(self, "_import_dump", ""))
-        pool = self._shared()
-        proc = pool.get(self._key)
-        if proc is None or proc.sock is None:
-            waited = time.monotonic()
-            key = secrets.token_bytes(32)
-            pid, sock, ends = self.zygote.spawn({**self.setup, "answer_key": key.hex()})  # imports self.module first
-            deadline += time.monotonic() - waited  # waiting for a worker to start is not the student's time
-            proc = pool[self._key] = _Process(pid, sock, ends, key)
-            proc.tampered += self._reported  # what an earlier process of this exercise was seen doing
-        else:
-            if self.module in proc.imported:
-                self._proc = proc
-                return deadline
-            try:
-                send_frame(proc.sock, requestcodec.pack({"import": self.module}))
-            except OSError:  # it died between calls: how (killed from outside?) decides a retry
-                dump, status = proc.ended()
-                proc.kill()
-                raise WorkerDied("worker exited", dump, status) from None
-        self._proc = proc
+    def _ensure(self, limit: float, on_progress=None) -> float:
+        """A live worker that has imported the exercise; the seconds its import cost."""
+        if self._import_failed is not None:  # the module never finishes importing: not waited for again
+            raise self._import_failed
+        if self._sock is not None:
+            return 0.0
+        self.pid, self._sock, self._ends = self.zygote.spawn()
+        self.zygote.live.add(self)
+        self._reader = FrameReader(self._sock, MAX_ANSWER_BYTES)
+        self._killed = False
         try:
-            kind, blob = proc.open(recv_frame_until(proc.sock, deadline, MAX_ANSWER_BYTES))
-            imported = plaincodec.decode(blob) if kind == "answer" else None
-            if not isinstance(imported, dict):
-                raise ForgedFrame("not the import's answer")
-            if "fence" in imported and proc.answers == 1:  # its first answer, signed before the import
-                self.kill()
-                raise FenceFailed(str(imported["fence"])[:2000])
-            found = imported.get("tampered")
-            if isinstance(found, list):
-                proc.tampered += [t for t in found if isinstance(t, str) and t not in proc.tampered]
-        except (ForgedFrame, plaincodec.DecodeError):
-            proc.tampered.append(FORGED)
-            self._forged = list(proc.tampered)
-            self.kill()
-            raise WorkerDied("worker sent a forged frame") from None
-        except (TimeoutError, socket.timeout):
-            self._import_timed_out = True
-            self._import_dump = proc.stack()
-            self.kill()
-            raise WorkerTimeout("import", self._import_dump) from None
-        except (EOFError, OSError) as err:
-            dump, status = proc.ended()
-            self.kill()
-            raise WorkerDied(f"worker exited while importing ({type(err).__name__})", dump, status) from None
-        proc.imported.add(self.module)
-        return deadline
-
-    def run(self, request: dict, timeout: float, on_progress=None) -> dict:
-        """Send a probe request; the answer as plain data. Kills the worker on timeout.
-
-        Progress frames (`{"progress": (done, total)}`) sent while the call runs go to
-        `on_progress(done, total)`.
-
-        A worker that dies of a SIGKILL the judge did not send (kill -9 from outside; the
-        judge's own kills are time-outs) gets the call once more in a fresh process, within
-        the same deadline: code that kills itself dies twice and is charged as before.
-        """
-        if self._forged:
-            return self._forged_answer()
-        deadline = time.monotonic() + timeout
+            send_frame(self._sock, requestcodec.pack(self.setup))
+        except OSError:
+            self._died("worker exited before its setup")
         try:
-            return self._run_once(request, deadline, timeout, on_progress)
-        except WorkerDied as err:
-            if self._forged:
-                return self._forged_answer()
-            if err.status is None or not os.WIFSIGNALED(err.status) or os.WTERMSIG(err.status) != signal.SIGKILL \
-                    or time.monotonic() >= deadline:
-                raise
-        return self._run_once(request, deadline, timeout, on_progress)
-
-    def _run_once(self, request: dict, deadline: float, timeout: float, on_progress) -> dict:
-        try:
-            deadline = self._ensure(deadline)
-        except WorkerDied:
-            if self._forged:
-                return self._forged_answer()
+            answer, seconds = self._wait(limit, on_progress)
+        except WorkerTimeout as err:
+            err.args = ("import",)
+            self._import_failed = err
             raise
+        if not isinstance(answer, dict) or answer.get("value") != "imported":
+            self.close()
+            raise WorkerDied("malformed answer to the import")
+        return seconds
+
+    def run(self, request: dict, limit: float, on_progress=None) -> tuple[dict, float]:
+        """Send a probe request; (the answer as plain data, the seconds it cost the student).
+
+        A worker that dies of a SIGKILL the judge did not send (killed from outside, the kernel's
+        OOM killer) gets the call once more in a fresh process: code that kills itself dies twice
+        and is charged as before."""
+        try:
+            return self._run_once(request, limit, on_progress)
+        except WorkerDied as err:
+            if err.status is None or not os.WIFSIGNALED(err.status) or os.WTERMSIG(err.status) != signal.SIGKILL:
+                raise
+        return self._run_once(request, limit, on_progress)
+
+    def _run_once(self, request: dict, limit: float, on_progress) -> tuple[dict, float]:
+        spent = self._ensure(limit, on_progress)
         try:
             send_frame(self._sock, requestcodec.pack({**request, "module": self.module}))
-        except OSError as err:  # it died between calls: how (killed from outside?) decides a retry
-            dump, status = self._proc.ended()
-            self.kill()
-            raise WorkerDied(f"worker exited ({type(err).__name__})", dump, status) from None
-        proc = self._proc
+        except OSError:
+            self._died("worker exited between calls")
+        answer, seconds = self._wait(max(0.0, limit - spent), on_progress)
+        if not isinstance(answer, dict) or "ok" not in answer:
+            self.close()
+            raise WorkerDied("malformed answer")
+        return answer, spent + seconds
+
+    def _wait(self, limit: float, on_progress) -> tuple[object, float]:
+        """The worker's next answer, and what it cost; progress frames shown on the way."""
+        clock = CallClock.start(self.pid, getattr(self.zygote, "pid", None))
         while True:
             try:
-                kind, answer = self._next_answer(deadline, timeout)
-            except ForgedFrame:
-                proc.tampered.append(FORGED)
-                self._forged = list(proc.tampered)
-                self.kill()
-                return self._forged_answer()
-            if kind == "answer":
-                break
-            progress = answer.get("progress") if isinstance(answer, dict) else None
-            if on_progress is not None and type(progress) is tuple and len(progress) == 2 \
-                    and all(type(n) is int for n in progress):
-                on_progress(*progress)
-        if not isinstance(answer, dict) or "ok" not in answer:
-            self.kill()
-            raise WorkerDied("malformed answer")
-        if proc.tampered:
-            found = answer.get("tampered") if isinstance(answer.get("tampered"), list) else []
-            answer["tampered"] = proc.tampered + [t for t in found if t not in proc.tampered]
-        return answer
-
-    def _forged_answer(self) -> dict:
-        """What a call gets once its worker wrote a frame of its own: the exercise scores 0."""
-        return {"ok": False, "output": "", "tampered": list(self._forged),
-                "error": {"type": "WorkerDied", "mro": ["WorkerDied"], "message": FORGED, "traceback": "",
-                          "not_implemented": False}}
-
-    def _next_answer(self, deadline: float, timeout: float):
-        try:
-            blob = recv_frame_until(self._sock, deadline, MAX_ANSWER_BYTES)
-        except (TimeoutError, socket.timeout):
-            dump = self._proc.stack()
-            self.kill()
-            raise WorkerTimeout(timeout, dump) from None
-        except (EOFError, OSError) as err:
-            dump, status = self._proc.ended()
-            self.kill()
-            raise WorkerDied(f"worker exited ({type(err).__name__})", dump, status) from None
-        kind, blob = self._proc.open(blob)  # ForgedFrame: a frame the worker did not sign
-        try:
-            answer = plaincodec.decode(blob, deadline)  # reading a huge answer is the call's time too
-        except plaincodec.DecodeTimeout:
-            self.kill()
-            raise WorkerTimeout(timeout, "") from None
-        except plaincodec.DecodeError as err:
+                frame = self._reader.poll(STEP)
+            except (EOFError, OSError) as err:
+                self._died(f"worker exited ({type(err).__name__})")
+            if frame is None:
+                why = clock.verdict(limit)
+                if why is None:
+                    continue
+                if why == "overloaded":
+                    self.close()
+                    raise Overloaded(limit, clock.wall())
+                dump = self._ends.stack(self.pid) if self._ends is not None else ""
+                self.close()
+                raise WorkerTimeout(limit, dump, kind=why)
+            try:
+                kind, blob = frame_kind(frame)
+                answer = plaincodec.decode(blob)
+            except (MalformedFrame, plaincodec.DecodeError) as err:
+                self.close()
+                raise WorkerDied(f"not plain data: {err}") from None
             if kind == "progress":
-                raise ForgedFrame("a progress frame that is not plain data") from None
-            self.kill()
-            raise WorkerDied(f"not plain data: {err}") from None
-        if kind == "progress" and not (isinstance(answer, dict) and set(answer) == {"progress"}):
-            raise ForgedFrame("a frame dressed as progress")
-        return kind, answer
+                progress = answer.get("progress") if isinstance(answer, dict) else None
+                if on_progress is not None and type(progress) is tuple and len(progress) == 2 \
+                        and all(type(n) is int for n in progress):
+                    on_progress(*progress)
+                continue
+            return answer, clock.charged()
 
-    def kill(self) -> None:
-        """Kill the worker process (and its process group), shared or not."""
-        if self._proc is not None:
-            self._reported += [t for t in self._proc.tampered if t not in self._reported]
-            self._proc.kill()
-            pool = self._shared()
-            if pool.get(self._key) is self._proc:
-                del pool[self._key]
-            self._proc = None
+    def _died(self, message: str):
+        dump, status = self._ends.ended() if self._ends is not None else ("", None)
+        self.close()
+        raise WorkerDied(message, dump, status)
+
+    def stop(self) -> None:
+        """Kill the worker's processes now (from another thread: the call waiting on it ends as
+        a worker that died)."""
+        sock = self._sock
+        kill_tree = getattr(sock, "kill_tree", None)  # a spawned worker's pipes: its own way
+        try:
+            kill_tree() if kill_tree is not None else os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError, TypeError):
+            pass
+
+    def close(self) -> None:
+        """End the worker process (its process group), and sweep what it left (official tiers)."""
+        if self._sock is None:
+            return
+        self.stop()
+        self.zygote.live.discard(self)
+        self._sock.close()
+        self._sock = None
+        if self._ends is not None:
+            self._ends.close()
+            self._ends = None
+        self.zygote.sweep()
+
+    kill = close

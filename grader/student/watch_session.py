@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import os
-import signal
 from pathlib import Path
 
 
@@ -35,7 +33,7 @@ class WatchSession:
     def start(self) -> "WatchSession":
         from grader.run.startup import corpus_provider, load_judge, references_for, start_zygote
 
-        self.zygote = start_zygote(self.course, lang=self.lang)  # before torch and the reference are loaded here
+        self.zygote = start_zygote(self.course, lang=self.lang)  # before the reference is loaded here
         load_judge()
         self.references, self.recorded = references_for(self.course)
         self.corpus = corpus_provider(self.course)
@@ -79,12 +77,8 @@ class WatchSession:
         Every worker of the session is killed: the call waiting on one returns at once (as a
         crash nobody will see), and `WatchLoop` drops the results and grades the new file.
         """
-        for proc in list(getattr(self.zygote, "_shared_workers", {}).values()):
-            kill_tree = getattr(proc.sock, "kill_tree", None)  # a spawned worker (Windows, macOS): its own way
-            try:
-                kill_tree() if kill_tree is not None else os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError, TypeError):
-                pass
+        for worker in list(self.zygote.live):
+            worker.stop()
 
     def zygote_alive(self) -> bool:
         return self.zygote.alive()  # spawned workers: always (no zygote process to lose)

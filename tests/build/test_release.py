@@ -502,6 +502,10 @@ def test_pip_install_offline_elsewhere(release, tmp_path):
     assert where.startswith(site), where  # the installed wheel, not the copy or the instructor's kit
     installed = Path(where).parent
     assert (installed / "answers.bin").is_file() and (installed / "_kit" / "course.toml").is_file()
+    names = subprocess.run([str(python), "-c", "from importlib import metadata; print(sorted({d.metadata['Name'] for d in "
+                            "metadata.distributions(path=[__import__('sys').argv[1]])}))", site],
+                           check=True, capture_output=True, text=True, env=offline).stdout
+    assert "'gpt-course-grader'" in names and "instructor" not in names, names  # the student distribution
     assert sorted(p.name for p in (installed / "pieces").glob("*.py")) == ["__init__.py"]
     student = tmp_path / "student"
     shutil.copytree(copy / "exercises", student / "exercises")
@@ -509,6 +513,21 @@ def test_pip_install_offline_elsewhere(release, tmp_path):
                           text=True, timeout=300)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the stubs: not implemented
     assert "not implemented" in proc.stdout and "hidden tests" in proc.stdout
+
+
+def test_the_release_is_named_for_students_and_the_instructors_kit_for_instructors():
+    """A wheel says whom it is for: the repository builds `gpt-course-grader-instructor` (it
+    carries solutions/), the release `gpt-course-grader` (none)."""
+    import tomllib
+
+    from grader.build.release import release_pyproject
+    from grader.model.paths import INSTRUCTOR_DISTRIBUTION, STUDENT_DISTRIBUTION
+
+    kit = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert tomllib.loads(kit)["project"]["name"] == INSTRUCTOR_DISTRIBUTION == "gpt-course-grader-instructor"
+    release = tomllib.loads(release_pyproject(kit))
+    assert release["project"]["name"] == STUDENT_DISTRIBUTION == "gpt-course-grader"
+    assert release["project"]["dependencies"] == tomllib.loads(kit)["project"]["dependencies"]
 
 
 def test_later_exercises_use_the_students_own_earlier_files(release, course, tmp_path):

@@ -1,6 +1,7 @@
 """从 wheel 安装：一个新的环境里，工具包照样满分评分。
 
-The kit as a real package: the wheel built from the kit (`pip wheel . --no-deps`) is installed
+The kit as a real package: the wheel built from the instructor's kit (`pip wheel . --no-deps`,
+named gpt_course_grader_instructor: it carries the reference) is installed
 into a fresh virtual environment (torch and the other dependencies come from this one through a
 .pth file, so nothing is downloaded), and there, away from the checkout:
 `grade --version` and `python -m grader --version`, `grade list`, `grade init DIR` then
@@ -26,6 +27,7 @@ from pathlib import Path
 import pytest
 
 import grader
+from tests import corpus
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS_EXERCISES = ["ex06", "ex07", "ex08", "ex09", "ex10", "ex11", "ex12"]  # read tiny Shakespeare
@@ -52,7 +54,7 @@ def wheel(tmp_path_factory) -> Path:
     # --no-build-isolation: setuptools from this environment, so the test reaches no index
     subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation",
                     "--quiet", "-w", str(out)], check=True, timeout=300, cwd=src, env=_offline())
-    (found,) = out.glob("gpt_course_grader-*.whl")
+    (found,) = out.glob("*.whl")
     return found
 
 
@@ -82,14 +84,6 @@ def venv(wheel, tmp_path_factory) -> Path:
     return venv
 
 
-def _corpus_folder() -> Path:
-    """A folder holding tiny Shakespeare: $GPT_COURSE_DATA, else the one beside the repository."""
-    for folder in (os.environ.get("GPT_COURSE_DATA"), str(ROOT.parent / "shared" / "datasets")):
-        if folder and (Path(folder) / "tinyshakespeare" / "input.txt").is_file():
-            return Path(folder)
-    pytest.skip("the lesson's corpus is not available (set GPT_COURSE_DATA)")
-
-
 def _lost(report: dict) -> list:
     return [(e["id"], c["name"], c["message"]) for e in report["exercises"] for c in e["checks"]
             if not c["passed"] and not c["manual"]]
@@ -98,6 +92,10 @@ def _lost(report: dict) -> list:
 def test_wheel_carries_the_course(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "grader/_kit/course.toml" in names and "grader/_kit/datasets/catalog.toml" in names
+    # the instructor's wheel: the reference inside, and its name says so (students install the release)
+    assert wheel.name.startswith("gpt_course_grader_instructor-"), wheel.name
+    assert {f"grader/_kit/solutions/{p.name}" for p in (ROOT / "solutions").glob("ex*.py")} <= names
+    assert not any(name.endswith("input.txt") for name in names)  # the corpus: `grade data` fetches it
     assert {f"grader/_kit/exercises/{p.name}" for p in (ROOT / "exercises").glob("ex*.py")} <= names
     assert "grader/checks/test_ex01_windows.py" in names and "grader/__main__.py" in names
 
@@ -127,7 +125,7 @@ def test_installed_kit_runs_away_from_the_checkout(venv, tmp_path):
 def test_installed_kit_grades_a_correct_submission_at_full_marks(venv, tmp_path):
     submission = tmp_path / "submission"
     shutil.copytree(ROOT / "solutions", submission, ignore=shutil.ignore_patterns("__pycache__"))
-    data = _corpus_folder()
+    data = corpus.FOLDER  # the repository's copy; the wheel carries none
     # an empty cache: the corpus can only come from GPT_COURSE_DATA
     env = _offline(GPT_COURSE_DATA=str(data), XDG_CACHE_HOME=str(tmp_path / "cache"),
                    GPT_COURSE_DATA_URL="http://127.0.0.1:9/input.txt")
@@ -154,7 +152,7 @@ def test_installed_kit_finds_the_corpus_grade_data_cached(venv, tmp_path):
     missing = subprocess.run([grade, "data", "--no-download"], cwd=tmp_path, capture_output=True, text=True,
                              env=env, timeout=120)
     assert missing.returncode == 1 and "GPT_COURSE_DATA" in missing.stdout + missing.stderr
-    cached = subprocess.run([grade, "data", "--dir", str(_corpus_folder())], cwd=tmp_path, capture_output=True,
+    cached = subprocess.run([grade, "data", "--dir", str(corpus.FOLDER)], cwd=tmp_path, capture_output=True,
                             text=True, env=env, timeout=120)
     assert cached.returncode == 0, cached.stdout + cached.stderr
     assert (tmp_path / "cache" / "gpt-course" / "tinyshakespeare" / "input.txt").is_file()

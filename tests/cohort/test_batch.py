@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import corpus
 from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, WRONG, make_course
 
 
@@ -279,9 +280,12 @@ def test_a_link_beside_the_students_to_the_data_hides_nothing_they_need(tmp_path
     folder = tmp_path / "cohort"
     (folder / "ok").mkdir(parents=True)
     shutil.copy(KIT / "solutions" / "ex07_split.py", folder / "ok")
-    os.symlink(os.environ["GPT_COURSE_DATA"], folder / "data")
+    data = tmp_path / "data"  # the instructor's data folder, outside the kit (a link into the kit is refused)
+    shutil.copytree(corpus.FOLDER / "tinyshakespeare", data / "tinyshakespeare")
+    os.symlink(data, folder / "data")
     run = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp_path / "out"), "--only", "ex07",
-                                  "--no-progress"], capture_output=True, text=True, timeout=600)
+                                  "--no-progress"], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "GPT_COURSE_DATA": str(data)})
     assert run.returncode == 0, run.stderr
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     assert rows["ok"]["total"] == rows["(max)"]["total"], rows

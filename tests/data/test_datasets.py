@@ -2,14 +2,13 @@
 
 Tests for grader.data.datasets: a local http.server on 127.0.0.1 (ephemeral port) serves the
 real corpus, truncated and corrupted copies, and 404s; folders, caches and the kit's own
-datasets/ (tried after the cache, in a checkout) live in tmp_path. The corpus comes from $GPT_COURSE_DATA (either layout) if set, else
-/work/shared/datasets/tinyshakespeare/input.txt; without it these tests are skipped.
+datasets/ (tried after the cache, in a checkout) live in tmp_path. The corpus served and copied
+is the repository's own (tests/corpus.py), which a checkout finds by itself.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import socket
 import threading
 from collections import Counter
@@ -22,27 +21,15 @@ from click.testing import CliRunner
 from grader.data import datasets
 from grader.data.datasets import DataError, load_text, locate, read_catalog, resolve
 from grader.commands.data import data as data_command
+from tests import corpus as shipped
 
 SHA = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
 SIZE = 1_115_394
-DEFAULT_CORPUS = Path("/work/shared/datasets/tinyshakespeare/input.txt")
-
-
-def _corpus_path() -> Path | None:
-    folder = os.environ.get("GPT_COURSE_DATA")
-    if folder:
-        for candidate in (Path(folder) / "tinyshakespeare" / "input.txt", Path(folder) / "input.txt"):
-            if candidate.is_file():
-                return candidate
-    return DEFAULT_CORPUS if DEFAULT_CORPUS.is_file() else None
 
 
 @pytest.fixture(scope="module")
 def corpus() -> bytes:
-    path = _corpus_path()
-    if path is None:
-        pytest.skip("tiny Shakespeare corpus not available (set GPT_COURSE_DATA)")
-    body = path.read_bytes()
+    body = shipped.FILE.read_bytes()
     assert len(body) == SIZE and hashlib.sha256(body).hexdigest() == SHA
     return body
 
@@ -299,6 +286,20 @@ def test_the_kits_datasets_folder_comes_after_the_cache(tmp_path: Path, corpus: 
     assert resolve(env={}, cache_dir=cache, kit_dir=kit, allow_download=False) == cached
     with pytest.raises(DataError, match="not found and downloading is off"):
         resolve(env={}, cache_dir=tmp_path / "empty", kit_dir=False, allow_download=False)
+
+
+def test_a_checkout_reads_the_corpus_it_ships_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh clone: no GPT_COURSE_DATA, an empty cache, no network; the repository's own
+    datasets/ holds the corpus, verified, read in place (`grade data --no-download` too)."""
+    from grader.model import paths
+
+    monkeypatch.setattr(datasets, "checkout_folder", paths.checkout_folder)  # this checkout's datasets/
+    cache = tmp_path / "cache"
+    assert resolve(env={}, cache_dir=cache, allow_download=False) == shipped.FILE
+    assert _cache_files(cache) == []
+    result = CliRunner().invoke(data_command, ["--no-download"],
+                                env={"XDG_CACHE_HOME": str(tmp_path / "xdg"), "GPT_COURSE_DATA": None, "GRADE_LANG": "en"})
+    assert result.exit_code == 0 and str(shipped.FILE) in result.output, result.output
 
 
 def test_a_wrong_file_in_the_kits_datasets_folder_is_named(tmp_path: Path) -> None:

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from grader.data import datasets
+from tests import corpus as shipped
 from tests.data.test_datasets import _no_proxy, corpus, server  # noqa: F401  (fixtures)
 
 KIT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("GPT_COURSE_DATA") or KIT.parent / "shared" / "datasets")
 
 
 def _mode(path: Path) -> int:
@@ -62,14 +62,13 @@ def test_a_cache_an_older_kit_wrote_0600_is_opened_up(tmp_path, corpus):  # noqa
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the workers run as another uid only as root")
-@pytest.mark.skipif(not (SHARED / "tinyshakespeare" / "input.txt").is_file(), reason="no local corpus")
 def test_as_root_data_then_a_correct_ex06_gets_full_marks(tmp_path):
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     env = {k: v for k, v in os.environ.items() if k not in ("GPT_COURSE_DATA", "XDG_CACHE_HOME")}
     env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
     grade = [sys.executable, "-c", "import os; os.umask(0o077); from grader.commands.main import entry; entry()"]
-    got = subprocess.run(grade + ["data", "--dir", str(SHARED)], env=env, capture_output=True, text=True, timeout=120)
+    got = subprocess.run(grade + ["data", "--dir", str(shipped.FOLDER)], env=env, capture_output=True, text=True, timeout=120)
     assert got.returncode == 0, got.stderr
     cached = home / ".cache" / "gpt-course" / "tinyshakespeare" / "input.txt"
     assert _mode(cached) == 0o644
@@ -85,7 +84,6 @@ def test_as_root_data_then_a_correct_ex06_gets_full_marks(tmp_path):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the workers run as another uid only as root")
-@pytest.mark.skipif(not (SHARED / "tinyshakespeare" / "input.txt").is_file(), reason="no local corpus")
 @pytest.mark.parametrize("kind", ["private", "a link elsewhere"])
 def test_as_root_a_private_data_folder_is_copied_where_the_workers_can_read_it(tmp_path, kind):
     """GPT_COURSE_DATA naming a copy made under umask 077 (folders 0700, the file 0600), or
@@ -96,12 +94,12 @@ def test_as_root_a_private_data_folder_is_copied_where_the_workers_can_read_it(t
     private.chmod(0o700 if kind == "private" else 0o755)
     corpus_file = private / "tinyshakespeare" / "input.txt"
     if kind == "private":
-        corpus_file.write_bytes((SHARED / "tinyshakespeare" / "input.txt").read_bytes())
+        corpus_file.write_bytes(shipped.FILE.read_bytes())
         corpus_file.chmod(0o600)
     else:
         (private / "tinyshakespeare").chmod(0o755)
         elsewhere = tmp_path / "elsewhere.txt"
-        elsewhere.write_bytes((SHARED / "tinyshakespeare" / "input.txt").read_bytes())
+        elsewhere.write_bytes(shipped.FILE.read_bytes())
         elsewhere.chmod(0o644)
         corpus_file.symlink_to(elsewhere)
     home = tmp_path / "home"
@@ -123,13 +121,12 @@ def test_as_root_a_private_data_folder_is_copied_where_the_workers_can_read_it(t
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the workers run as another uid only as root")
-@pytest.mark.skipif(not (SHARED / "tinyshakespeare" / "input.txt").is_file(), reason="no local corpus")
 def test_as_root_a_cache_other_users_cannot_read_is_said_not_charged(tmp_path):
     """The cache folder made by another user, mode 0700: the copy there is no use to the
     workers; the kit says so (and how to fix it) instead of failing the checks as the code's."""
     private = tmp_path / "private"
     (private / "tinyshakespeare").mkdir(parents=True, mode=0o700)
-    (private / "tinyshakespeare" / "input.txt").write_bytes((SHARED / "tinyshakespeare" / "input.txt").read_bytes())
+    (private / "tinyshakespeare" / "input.txt").write_bytes(shipped.FILE.read_bytes())
     private.chmod(0o700)
     cache = tmp_path / "cache"
     (cache / "gpt-course" / "tinyshakespeare").mkdir(parents=True)

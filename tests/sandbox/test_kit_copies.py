@@ -83,6 +83,14 @@ def test_the_checkout_an_install_came_from_and_the_installed_package_are_found(t
     assert str(checkout / "build") in kit_secrets(checkout) and str(checkout / "solutions") in kit_secrets(checkout)
     assert kit_secrets(site.resolve()) == [str(site.resolve() / "grader" / n) for n in
                                            ("_kit/solutions", "checks", "mistakes", "pieces", "answers.bin")]
+    # only the instructor's distribution installed (a wheel built from the repository, named so)
+    def instructors_only(name):
+        if name != paths.INSTRUCTOR_DISTRIBUTION:
+            raise metadata.PackageNotFoundError(name)
+        return _Dist(checkout.as_uri(), site)
+
+    monkeypatch.setattr(metadata, "distribution", instructors_only)
+    assert paths.other_copies() == [site.resolve()]
     # an editable install (of this kit, or of the checkout a developer copied it from): nothing
     monkeypatch.setattr(metadata, "distribution", lambda name: _Dist(checkout.as_uri(), tmp_path / "none"))
     assert paths.other_copies() == []

@@ -1,0 +1,205 @@
+"""The official tier on Linux: workers inside bubblewrap see, reach and leave nothing they must not.
+
+Each test runs a student's module in a real bubblewrap sandbox and reads what the module saw,
+as the module itself reports it (the worker is the student's: here that is the point).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from grader.model.course import load_course
+from grader.run.startup import data_folders, secret_paths, worker_uid
+from grader.sandbox import BUBBLEWRAP, IsolationUnavailable, Zygote
+from grader.sandbox.bubblewrap import bwrap_path
+from tests.workers import call_in, worker_for, write_module
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
+                                reason="bubblewrap (the official tier) is Linux's; .ci/run installs it")
+
+PROBE = '''
+import ctypes, errno, os, socket, time
+
+def exists(paths):
+    return {p: os.path.lexists(p) for p in paths}
+
+def connect(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        return "connected"
+    except OSError as err:
+        return type(err).__name__
+
+def processes():
+    return sorted(int(n) for n in os.listdir("/proc") if n.isdigit())
+
+def signal_pid(pid, sig):
+    try:
+        os.kill(pid, sig)
+        return "sent"
+    except OSError as err:
+        return type(err).__name__
+
+def read_memory(pid):
+    try:
+        with open(f"/proc/{pid}/mem", "rb") as handle:
+            handle.read(1)
+        return "read"
+    except OSError as err:
+        return type(err).__name__
+
+def who():
+    return {"uid": os.getuid(), "euid": os.geteuid(), "gid": os.getgid()}
+
+def write(path):
+    try:
+        with open(path, "w") as handle:
+            handle.write("x")
+        return "written"
+    except OSError as err:
+        return type(err).__name__
+
+def syscall(name):
+    libc = ctypes.CDLL(None, use_errno=True)
+    keyctl = {"x86_64": 250, "aarch64": 219}[os.uname().machine]
+    calls = {"ptrace": lambda: libc.ptrace(16, 1, 0, 0),  # PTRACE_ATTACH to the zygote
+             "keyctl": lambda: libc.syscall(keyctl, 0, 0, 0, 0, 0),
+             "shmget": lambda: libc.shmget(0, 4096, 0o1666),
+             "unshare": lambda: libc.unshare(0x20000000)}
+    result = calls[name]()
+    return "allowed" if result != -1 else errno.errorcode.get(ctypes.get_errno(), "?")
+
+def leave_behind():
+    """A process that outlives the worker, and files in every writable place."""
+    for path in ("/tmp/left.txt", "/dev/shm/left"):
+        try:
+            with open(path, "w") as handle:
+                handle.write("mine")
+        except OSError:
+            pass
+    if os.fork() == 0:
+        os.setsid()
+        while True:
+            time.sleep(0.1)
+    return os.getpid()
+
+def look_around():
+    found = []
+    for folder in ("/tmp", "/dev/shm"):
+        for root, dirs, files in os.walk(folder):
+            found += [os.path.join(root, f) for f in files]
+    return {"files": found, "processes": processes()}
+'''
+
+
+@pytest.fixture(scope="module")
+def course():
+    return load_course()
+
+
+@pytest.fixture(scope="module")
+def cohort(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cohort")
+    (folder / "other_student").mkdir()
+    (folder / "other_student" / "ex01_windows.py").write_text("SECRET = 1\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def zygote(course, cohort):
+    z = Zygote(BUBBLEWRAP, uid=worker_uid(0) if os.geteuid() == 0 else None,
+               unseen=[*secret_paths(course), str(cohort)], data=data_folders(course)).start()
+    yield z
+    z.close()
+
+
+@pytest.fixture
+def worker(zygote, tmp_path):
+    w = worker_for(zygote, write_module(tmp_path, PROBE))
+    yield w
+    w.close()
+
+
+def test_the_reference_the_checks_and_other_students_are_not_there(worker, course, cohort):
+    wanted = [str(course.solutions_dir / "ex01_windows.py"), str(course.checks_dir), str(course.root / "course.toml"),
+              str(cohort / "other_student" / "ex01_windows.py"), *secret_paths(course)]
+    seen = call_in(worker, "exists", wanted)["value"]
+    assert not any(seen.values()), [p for p, there in seen.items() if there]
+
+
+def test_the_network_cannot_be_reached(worker):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    threading.Thread(target=lambda: server.accept(), daemon=True).start()
+    try:
+        assert socket.create_connection(server.getsockname(), timeout=2)  # open from here
+        assert call_in(worker, "connect", server.getsockname()[1])["value"] != "connected"
+    finally:
+        server.close()
+
+
+def test_the_judges_processes_cannot_be_seen_or_signalled(worker):
+    seen = call_in(worker, "processes")["value"]
+    assert os.getpid() not in seen and len(seen) <= 3, seen  # the zygote (1) and the worker
+    assert call_in(worker, "signal_pid", os.getpid(), 0)["value"] == "ProcessLookupError"
+
+
+def test_the_zygote_can_be_neither_killed_nor_read(worker, zygote):
+    assert call_in(worker, "signal_pid", 1, 9)["value"] in ("sent", "PermissionError")
+    assert call_in(worker, "read_memory", 1)["value"] == "PermissionError"
+    assert zygote.alive()
+    assert call_in(worker, "processes")["value"][0] == 1  # still there, and still forking
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as a user the workers keep the user's own uid")
+def test_as_root_the_worker_is_an_unprivileged_user(worker):
+    ids = call_in(worker, "who")["value"]
+    assert ids["uid"] == ids["euid"] == worker_uid(0) and ids["gid"] != 0
+    assert call_in(worker, "write", "/usr/x")["value"] in ("PermissionError", "OSError")
+
+
+@pytest.mark.parametrize("name", ["ptrace", "keyctl", "shmget", "unshare"])
+def test_the_syscall_filter_refuses_what_reaches_past_the_process(worker, name):
+    assert call_in(worker, "syscall", name)["value"] == "EPERM"
+
+
+def test_nothing_a_worker_started_or_wrote_outlives_it(zygote, tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        write_module(tmp_path / name, PROBE)
+    first = worker_for(zygote, tmp_path / "a")
+    try:
+        call_in(first, "leave_behind")
+    finally:
+        first.close()
+    second = worker_for(zygote, tmp_path / "b")
+    try:
+        seen = call_in(second, "look_around")["value"]
+    finally:
+        second.close()
+    assert not [f for f in seen["files"] if "left" in f], seen
+    assert len(seen["processes"]) <= 2, seen  # the zygote and this worker: the first one's child is gone
+
+
+def test_the_self_check_refuses_to_start_when_a_secret_is_visible(course):
+    visible = data_folders(course)[0]  # bound for the workers: a secret there would be readable
+    with pytest.raises(IsolationUnavailable) as refused:
+        Zygote(BUBBLEWRAP, unseen=[visible], data=data_folders(course)).start()
+    assert visible in str(refused.value)
+
+
+def test_without_bubblewrap_official_grading_stops_before_any_student(tmp_path, root):
+    (tmp_path / "ex01_windows.py").write_text((root / "solutions" / "ex01_windows.py").read_text())
+    env = {**os.environ, "PATH": str(tmp_path / "nothing"), "CI": "true", "GRADE_LANG": "en"}
+    done = subprocess.run([sys.executable, "-m", "grader", "ex01", "--submission", str(tmp_path)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 3, done.stderr
+    assert "apt-get install bubblewrap" in done.stderr and "--isolation container" in done.stderr
+    assert "Traceback" not in done.stderr and "✓" not in done.stdout
