@@ -90,7 +90,7 @@ class _Bowl(nn.Module):
         self.register_buffer("target", torch.randn(vocab_size, vocab_size, generator=g))  # (V, V)
 
     def forward(self, idx, targets=None):
-        logits = self.token_embedding_table(idx)  # (B, T, V)
+        logits = self.token_embedding_table.weight[idx]  # (B, T, V): each id's row of the table
         if targets is None:
             return logits, None
         return logits, ((self.token_embedding_table.weight - self.target) ** 2).mean()
