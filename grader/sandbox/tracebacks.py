@@ -134,7 +134,7 @@ def describe_error(err: BaseException, submission_dir: str | None, *, at_import:
     described["message"] = message[:1000]
     if at_import:
         described["import_error"] = True
-    if count > 2 * KEEP:
+    if count:  # how deep in the code's own files (a runaway recursion); none: raised before reaching them
         described["own_frames"] = count
     return described
 
