@@ -285,6 +285,8 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
     """
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
+    if reference is not None and getattr(reference, "module", None) is not None:
+        authors_error(reference, reference.observe(a_call), a_call)
     literal = Observation(ok=True, value=expected)
     got = _observe(student, a_call, tol, dtype, literal, words)
     shown = HIDDEN_ANSWER if hand else short(expected)
