@@ -263,7 +263,7 @@ def _is_id_list(value) -> bool:
 
 def _point_at_first_difference(student, finding: Finding, expected, got) -> None:
     """Show where two id lists first differ (ex13), not the whole lists."""
-    from grader.model.differences import difference_text, first_difference, item_text
+    from grader.report.differences import difference_text, first_difference, item_text
 
     diff = first_difference(expected, got)
     if diff is None:

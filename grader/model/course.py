@@ -8,6 +8,8 @@ keys, missing keys and files that do not exist are errors with a clear message, 
 from __future__ import annotations
 
 import math
+import stat
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -307,3 +309,13 @@ def default_course_path() -> Path:
     """course.toml at the root of the kit, the parent folder of grader/; installed from a
     wheel, the copy inside the package (grader/_kit/course.toml)."""
     return kit_file("course.toml")
+
+
+def holds_course_files(listing: dict, course: Course) -> bool:
+    """Whether a folder's listing ({name: lstat, or a refusal}) holds a course exercise file as
+    a regular file: what makes a student's `exercises/` the folder their work is read from
+    (one holding only a link, a FIFO, a folder so named or an `ex99_scratch.py` does not hide
+    the files beside it). Shared by `grade batch` and single runs (`--submission DIR`)."""
+    files = {ex.file for ex in course.exercises}
+    return any(name in files and isinstance(info, os.stat_result) and stat.S_ISREG(info.st_mode)
+               for name, info in listing.items())

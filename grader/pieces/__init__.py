@@ -51,7 +51,7 @@ def piece(name: str):
 def own_piece(name: str):
     """The student's own earlier piece: `own_piece("get_batch")` is ex08_get_batch.get_batch
     from the submission folder (first on the worker's path)."""
-    from grader.probes.errors import MissingSubmissionFile
+    from grader.model.missing import MissingSubmissionFile
 
     module = EARLIER[name]
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 
 from grader.pieces import imported_from_earlier
-from grader.probes.errors import MissingName, NotImplementedYet
+from grader.model.missing import MissingName, NotImplementedYet
 
 
 def attribute(mod, name: str):

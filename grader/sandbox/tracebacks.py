@@ -29,7 +29,7 @@ import re
 from collections import deque
 from pathlib import Path
 
-from grader.probes.errors import MissingName, NotImplementedYet
+from grader.model.missing import MissingName, NotImplementedYet
 
 KEEP = 2  # own frames kept at each end of a traceback
 MAX_DUMP = 64 * 1024  # bytes of a faulthandler dump the judge reads

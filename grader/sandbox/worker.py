@@ -38,7 +38,7 @@ import grader.sandbox.plaincodec as plaincodec
 import grader.sandbox.requestcodec as requestcodec
 import grader.sandbox.wire as wire
 from grader.model.paths import PACKAGE_DIR
-from grader.probes.errors import MissingSubmissionFile
+from grader.model.missing import MissingSubmissionFile
 from grader.sandbox.capture import redirect_output
 from grader.sandbox.exits import CHANNEL_LOST
 from grader.sandbox.framing import ANSWER, PROGRESS, recv_frame, send_frame

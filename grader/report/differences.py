@@ -50,7 +50,7 @@ def item_text(x) -> str:
         return f"({x[0][0]}, {x[0][1]}) → {x[1]}"
     if x is None:
         return "—"
-    from grader.judge.compare import short  # bounded before it is built: an item may be huge
+    from grader.report.humanize import short  # bounded before it is built: an item may be huge
 
     return short(x, 24)
 
