@@ -116,14 +116,13 @@ def _cell_folder(module: types.ModuleType) -> str | None:
 
 def _check_function(course: Course, exercise_id: str, check_name: str):
     ex = course.exercise(exercise_id)
-    stem = ex.check_module.removesuffix(".py")
     if _is_package_course(course):
-        module = importlib.import_module(f"grader.checks.{stem}")
+        module = importlib.import_module(ex.checks_module)
     else:  # GRADE_COURSE names another kit: load its check module from the file
-        name = f"_course_checks_{abs(hash(str(course.root)))}.{stem}"
+        name = f"_course_checks_{abs(hash(str(course.root)))}.{ex.id}"
         module = sys.modules.get(name)
         if module is None:
-            spec = importlib.util.spec_from_file_location(name, course.checks_dir / ex.check_module)
+            spec = importlib.util.spec_from_file_location(name, course.unit(ex.id) / "checks.py")
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
             spec.loader.exec_module(module)

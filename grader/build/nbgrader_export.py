@@ -322,8 +322,8 @@ def checks_of(course: Course, ex: Exercise) -> list[dict]:
     from grader.run.markers import marks_of
     from grader.model.results import title_from_doc
 
-    module = importlib.import_module(f"grader.checks.{ex.check_module.removesuffix('.py')}")
-    order = [n.name for n in ast.parse((course.checks_dir / ex.check_module).read_text(encoding="utf-8")).body
+    module = importlib.import_module(ex.checks_module)
+    order = [n.name for n in ast.parse((course.unit(ex.id) / "checks.py").read_text(encoding="utf-8")).body
              if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
     found = []
     for name in order:
@@ -348,7 +348,7 @@ def exercise_cells(course: Course, ex: Exercise) -> list:
     sibling_modules = {e.module for e in course.exercises}
     stub_src = (course.exercises_dir / ex.file).read_text(encoding="utf-8")
     sol_src = (course.solutions_dir / ex.file).read_text(encoding="utf-8")
-    check_src = (course.checks_dir / ex.check_module).read_text(encoding="utf-8")
+    check_src = (course.unit(ex.id) / "checks.py").read_text(encoding="utf-8")
     parts = answer_parts(stub_src, sol_src, sibling_modules, written_answer_names(check_src))
     checks = [c for c in checks_of(course, ex) if not c["manual"]]
     points = sum(c["points"] for c in checks) + WRITTEN_ANSWER_POINTS * len(parts.written)

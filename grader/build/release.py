@@ -268,31 +268,66 @@ def _own_files_pieces(source: str) -> str:
 
 
 def _copy_grader(src: Path, dst: Path, course: Course) -> dict[str, list[str]]:
-    """The grader package without mistakes' code, hidden checks and pieces; the checks kept."""
+    """The grader package without the known mistakes, the hidden checks and the pieces: each
+    exercise's checks trimmed to its public ones, its hints with the fixes level written in."""
     kept: dict[str, list[str]] = {}
+    ids = {ex.id for ex in course.exercises}
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
         if "__pycache__" in rel.parts or path.is_dir() or path.is_symlink() or path.suffix in (".pyc", ".pyo"):
             continue
-        if rel.parts[0] in ("mistakes", "pieces") and rel.name != "__init__.py":
+        if rel.parts[0] == "pieces" and rel.name != "__init__.py":
             continue
         if rel.name == "answers.bin" or rel.parts[0] == "_kit":
             continue
+        if rel.parts[0] == "per_exercise" and len(rel.parts) > 2 and rel.parts[1] not in ids:
+            continue  # an exercise not in the course
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        if rel.parts[0] == "checks" and rel.name.startswith("test_") and rel.suffix == ".py":
-            exercise = next((e for e in course.exercises if e.check_module == rel.name), None)
-            if exercise is None:
-                continue  # a check module of an exercise not in the course
+        if rel.parts[0] == "per_exercise" and len(rel.parts) == 3 and rel.name == "checks.py":
             text, names = trim_check_module(path.read_text(encoding="utf-8"))
             target.write_text(text, encoding="utf-8")
-            kept[exercise.id] = names
+            kept[rel.parts[1]] = names
+            continue
+        if rel.parts[0] == "per_exercise" and len(rel.parts) == 3 and rel.name == "hints.toml":
+            target.write_text(_hints_with_fixes(path.read_text(encoding="utf-8"), course.exercise(rel.parts[1])),
+                              encoding="utf-8")
             continue
         if rel.parts == ("pieces", "__init__.py"):
             target.write_text(_own_files_pieces(path.read_text(encoding="utf-8")), encoding="utf-8")
             continue
         shutil.copy2(path, target)
     return kept
+
+
+def _hints_with_fixes(text: str, ex) -> str:
+    """An exercise's hints.toml as the release ships it: its last level, the fixes, written in
+    (the release holds no known mistakes to build it from)."""
+    import tomlkit
+
+    from grader.student.hints import ladder
+
+    levels = ladder(ex)
+    if len(levels) == len(ex.hints):
+        return text
+    doc = tomlkit.parse(text)
+    fixes = tomlkit.table()
+    fixes.add(tomlkit.comment("written by grade release from the known mistakes' fixes"))
+    fixes.add("zh", levels[-1].zh)
+    fixes.add("en", levels[-1].en)
+    doc["fixes"] = fixes
+    return tomlkit.dumps(doc)
+
+
+def release_course_toml(text: str, course: Course) -> str:
+    """course.toml as the release ships it: each exercise's points written down (its checks are
+    trimmed to the public ones there, so they no longer add up to them)."""
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    for table in doc["exercises"]:
+        table["points"] = course.exercise(str(table["id"])).points
+    return tomlkit.dumps(doc)
 
 
 def release_pyproject(kit_pyproject: str) -> str:
@@ -340,10 +375,10 @@ def _vendor_flit_core(out: Path) -> None:
         (out / "_build" / "flit_core-LICENSE").write_text(licence.read_text(encoding="utf-8"), encoding="utf-8")
 
 
-def _copy_kit_files(course: Course, target: Path) -> None:
-    """The course files a wheel of the release carries inside the package (grader/_kit/)."""
+def _copy_kit_files(release: Path, target: Path) -> None:
+    """The release's course files a wheel of it carries inside the package (grader/_kit/)."""
     for rel in KIT_FILES:
-        src = course.root / rel
+        src = release / rel
         if src.is_dir():
             for path in sorted(src.glob("*.py")):
                 (target / rel).mkdir(parents=True, exist_ok=True)
@@ -376,12 +411,13 @@ def build_release(course: Course, out: Path, *, force: bool = False, echo=click.
         (out / "exercises").mkdir(exist_ok=True)
         shutil.copy2(course.exercises_dir / ex.file, out / "exercises" / ex.file)
     kept = _copy_grader(course.root / "grader", out / "grader", course)
-    shutil.copy2(course.root / "course.toml", out / "course.toml")
+    (out / "course.toml").write_text(release_course_toml((course.root / "course.toml").read_text(encoding="utf-8"),
+                                                         course), encoding="utf-8")
     (out / "datasets").mkdir()
     for name in ("catalog.toml", "README.md"):
         if (course.root / "datasets" / name).is_file():
             shutil.copy2(course.root / "datasets" / name, out / "datasets" / name)
-    _copy_kit_files(course, out / "grader" / "_kit")
+    _copy_kit_files(out, out / "grader" / "_kit")
     (out / "pyproject.toml").write_text(release_pyproject((course.root / "pyproject.toml").read_text(encoding="utf-8")),
                                         encoding="utf-8")
     _vendor_flit_core(out)

@@ -74,9 +74,12 @@ def make_grade_command(name: str) -> click.Command:
             except CourseError:
                 raise click.UsageError(say("unknown_exercise", obj.lang, id=name,
                                            known=", ".join(e.id for e in course.exercises))) from None
+        from grader.student.progress import record_attempt
+
         code = grade_command(course, ids, submission=submission, reference=reference, outputs=outputs,
                              color=color, lang=obj.lang, hidden_visibility=hidden_visibility,
-                             show_hidden=show_hidden, show_answers=show_answers, isolation=isolation)
+                             show_hidden=show_hidden, show_answers=show_answers, isolation=isolation,
+                             record=record_attempt)
         sys.exit(code)
 
     return command

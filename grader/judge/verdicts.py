@@ -189,6 +189,25 @@ def _expected_short(obs: Observation) -> str:
     return short(obs.value) if obs.ok else f"raises {obs.error_type}"
 
 
+class AuthorsError(RuntimeError):
+    """The check itself is wrong: its probe does not exist, or failed before the reference ran.
+    Never a match between student and reference (both would fail the same way): the check
+    errors, for the student as "the grader's error", and `grade check` names it."""
+
+
+def authors_error(reference, expected: Observation, a_call: Call) -> None:
+    """AuthorsError when the reference's answer is the check's own failure, not the reference's:
+    a probe that does not exist, or an error whose traceback holds no frame of the reference
+    (raised in the probe before the reference was called). Recorded answers are not judged."""
+    if expected.ok or not expected.error or getattr(reference, "recorded", False):
+        return
+    kind = expected.error.get("type")
+    if kind == "ProbeMissing":
+        raise AuthorsError(f"{a_call.probe}: {expected.error.get('message', '')}")
+    if kind not in ("Timeout",) and not expected.error.get("own_frames") and getattr(reference, "module", None) is not None:
+        raise AuthorsError(f"{a_call.probe} raised {kind} before the reference ran: {expected.error.get('message', '')}")
+
+
 def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | None = None,
          dtype: bool = True, words: dict | None = None):
     """Observe `a_call` on both; fail unless the student's answer matches. Returns it.
@@ -202,6 +221,7 @@ def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | 
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
     expected = reference.observe(a_call)
+    authors_error(reference, expected, a_call)
     got = _observe(student, a_call, tol, dtype, expected, words)
     if expected.ok is False and expected.error and expected.error.get("type") in ("NotImplementedYet", "NotImplementedError"):
         raise RuntimeError(f"the reference does not implement {label}")
@@ -244,7 +264,7 @@ def _is_id_list(value) -> bool:
 
 def _point_at_first_difference(student, finding: Finding, expected, got) -> None:
     """Show where two id lists first differ (ex13), not the whole lists."""
-    from grader.model.differences import difference_text, first_difference, item_text
+    from grader.report.differences import difference_text, first_difference, item_text
 
     diff = first_difference(expected, got)
     if diff is None:
@@ -266,6 +286,8 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
     """
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
+    if reference is not None and getattr(reference, "module", None) is not None:
+        authors_error(reference, reference.observe(a_call), a_call)
     literal = Observation(ok=True, value=expected)
     got = _observe(student, a_call, tol, dtype, literal, words)
     shown = HIDDEN_ANSWER if hand else short(expected)
