@@ -164,8 +164,8 @@ def _alike(course: Course, ids: list[str], folders: Mapping[str, Path], threshol
 
         def fingerprint(text: str, boilerplate=None):
             # fp= keeps copydetect from opening the file itself; language= names pygments' Python
-            # lexer (found from the file name, pygments compiles every lexer's name patterns
-            # first: about 0.35 s of every batch and report)
+            # lexer (found from the file name, pygments would compile every lexer's name patterns
+            # first, in every batch and report)
             return CodeFingerprint(ex.file, NOISE_T, win_size, boilerplate=boilerplate, fp=io.StringIO(text),
                                    language="python")
 
@@ -198,7 +198,7 @@ def _copydetect():
     """copydetect's fingerprint and comparison, imported without matplotlib's pyplot.
 
     copydetect's module imports pyplot at its top for its own HTML report, which is never
-    drawn here (grader.cohort.report_html is ours); pyplot alone costs about 0.7 s of every
+    drawn here (grader.cohort.report_html is ours), and importing pyplot is slow for every
     `grade batch` and `grade report`. So while copydetect is imported, an empty module stands
     in for pyplot (and for matplotlib, if it is not loaded yet), and is taken out again at
     once: a later `import matplotlib.pyplot` (the loss curve's PNG) gets the real one.

@@ -154,8 +154,8 @@ class LiveReferences:
         self.slow_seconds = slow_seconds  # an answer that took this long is kept on disk
         self._refs: dict[str, Reference] = {}
         # `answers_fingerprint(course)`, given by a caller that has it (`grade batch`: once for
-        # every judge) or computed on first use: it digests the whole grader package (about
-        # 16 ms), the same for every exercise.
+        # every judge) or computed on first use: it digests the whole grader package, the same
+        # for every exercise.
         self._fingerprint = fingerprint
 
     def store(self) -> AnswerStore | None:

@@ -5,7 +5,7 @@ Two sides, both plain text in the end:
 - in the worker, `describe_error(err, folder)` turns an exception into plain data keeping
   only the frames of files in the submission folder, the first and last `KEEP` of them:
   a runaway recursion leaves a million frames, and only those few are formatted (walking
-  the chain is cheap; reading source lines for every frame took 19 s);
+  the chain is cheap; reading the source line of every frame is not);
 - in the judge, `where_from_dump(text, folder)` reads what `faulthandler` wrote when the
   judge asked a hung worker for its stack (SIGUSR1 at the time limit) or when the worker
   died of a signal, and keeps the student's frames the same way.

@@ -6,7 +6,7 @@
 One zygote (torch loaded) serves the whole session, the reference answers are computed
 once and cached across re-grades, and the heap is frozen after the first grade (pytest
 runs a full garbage collection after every session), so a re-grade after a save costs
-the checks themselves: about 0.15 s for a small exercise (bench/bench_watch.py).
+the checks themselves (bench/bench_watch.py measures it).
 
 Saving an exercise file grades that exercise; when it passes, the next exercise not
 passed yet becomes the one watched. A save of the file being graded stops that grade (its

@@ -2,8 +2,8 @@
 
 Every check judges what train_bigram returned — the history, and the returned model's table,
 whose predictions and losses the judge computes itself — in runs chosen so that the outputs
-show how it trained (grader/probes/ex12.py): the lesson's run with the defaults (3000 steps,
-about 6 s on one thread); the same at learning rate 0 (the model never moves, so every row
+show how it trained (grader/per_exercise/ex12/probes.py): the lesson's run with the defaults
+(3000 steps); the same at learning rate 0 (the model never moves, so every row
 must be an estimate of the model returned); and 40-step runs with non-default arguments, with
 the model as written and with models of the probe's choosing (one with a loss that reads higher
 in train mode, one that trains elsewhere in eval mode, one whose training depends only on the
