@@ -47,10 +47,11 @@ def data_folders(course: Course | None) -> list[str]:
 
 def secret_paths(course: Course | None) -> list[str]:
     """What no worker may see: the reference, the hidden checks and known mistakes, the correct
-    pieces, the answers recorded or cached, the course secret, and the kit's other copies."""
+    pieces, the answers recorded or cached, the course secret, what else of a checkout holds the
+    reference (`CHECKOUT_COPIES`), and the kit's other copies."""
     from grader.data.catalog import PRIVATE_FOLDERS, every_cache_dir
     from grader.judge.draws import secret_file
-    from grader.model.paths import BUNDLED, PACKAGE_DIR, other_copies
+    from grader.model.paths import BUNDLED, KIT_ROOT, PACKAGE_DIR, in_checkout, other_copies
 
     package = [PACKAGE_DIR / name for name in ("checks", "mistakes", "answers.bin")]
     package += [p for p in (PACKAGE_DIR / "pieces").glob("*.py") if p.name != "__init__.py"]
@@ -60,9 +61,19 @@ def secret_paths(course: Course | None) -> list[str]:
         secret = secret_file(course)
         if secret is not None:
             found.append(secret)
+    if in_checkout():  # what a checkout holds beside the package: the reference in other forms
+        found += [KIT_ROOT / name for name in CHECKOUT_COPIES]
     found += [cache / name for cache in every_cache_dir() for name in PRIVATE_FOLDERS]
-    found += [copy / name for copy in other_copies() for name in ("solutions", "grader")]
+    for copy in other_copies():  # a checkout, or an installed package's site-packages
+        checkout = (copy / "course.toml").is_file()
+        found += [copy / name for name in ("solutions", "grader", *(CHECKOUT_COPIES if checkout else ()))]
     return list(dict.fromkeys(str(p) for p in found))
+
+
+# What a checkout holds that carries the reference besides solutions/: its history, the tests
+# and benchmarks (which use it), and what a build leaves (`pip install .` leaves
+# build/lib/grader/_kit/solutions/; dist/ holds the wheel, the reference inside).
+CHECKOUT_COPIES = ("tests", "bench", ".git", ".fragments", "build", "dist")
 
 
 def start_zygote(course: Course | None = None, tier: str = "practice", *, unseen=(), slot: int = 0,
@@ -162,4 +173,4 @@ def references_for(course: Course, cache_dir: Path | None = None):
 
 
 __all__ = ["IsolationRefused", "start_zygote", "load_judge", "freeze_loaded", "resolve_corpus", "corpus_provider",
-           "references_for", "data_folders", "secret_paths", "worker_uid"]
+           "references_for", "data_folders", "secret_paths", "worker_uid", "CHECKOUT_COPIES"]

@@ -14,7 +14,7 @@ other process of the sandbox and empties what the worker could write (`grader.sa
 | IPC, host    | `--unshare-ipc --unshare-uts --unshare-cgroup-try`                               |
 | user         | as root: `--cap-drop ALL` (the zygote keeps what it needs to drop each worker to an unprivileged uid and to sweep); as a user: `--unshare-user`, no capability |
 | files        | a fresh root holding, read-only, the system's libraries, Python and its packages, the lesson's data and the kit's worker side only (`worker_view`): the reference, the checks, the mistakes, the course secret, the cohort and every other folder are simply not there |
-| writable     | a size-capped tmpfs on `/tmp` and `/dev/shm`, emptied after each worker          |
+| writable     | a size-capped tmpfs on `/tmp` and `/dev/shm`, emptied after each worker but for what the sandbox put there itself (`sweep.skeleton`) |
 | environment  | `--clearenv`: only what Python needs                                             |
 | syscalls     | `--seccomp`: the filter of `grader.sandbox.seccomp`                              |
 
@@ -92,14 +92,18 @@ def _parents(paths: list[str]) -> list[str]:
     """The folders above `paths` the sandbox's root must hold, shallowest first. bubblewrap
     makes a missing one readable by its owner alone; the workers' uid must pass through them."""
     found = {str(parent) for path in paths for parent in Path(path).parents if str(parent) != "/"}
-    found -= set(SYSTEM)
+    found -= {*SYSTEM, "/tmp", "/dev", "/dev/shm"}  # made as tmpfs and devices, before these
     return sorted(found, key=lambda p: (p.count("/"), p))
 
 
 def _files(data: list[str], package: Path) -> list[str]:
     roots = python_roots()
     view = [str(path) for path in worker_view(package)]
-    argv = _system()
+    # the writable folders first: what is bound below comes after, so that an interpreter, a
+    # kit or data that live under the host's /tmp are bound inside the sandbox's /tmp, not hidden by it
+    argv = [*_system(), "--dev", "/dev", "--proc", "/proc",
+            "--perms", "0755", "--size", str(TMP_SIZE), "--tmpfs", "/tmp",
+            "--perms", "0755", "--size", str(SHM_SIZE), "--tmpfs", "/dev/shm"]
     for parent in _parents([*roots, *view, *data]):
         if not any(parent == r or parent.startswith(r.rstrip("/") + "/") for r in roots):
             argv += ["--perms", "0755", "--dir", parent]
@@ -112,9 +116,6 @@ def _files(data: list[str], package: Path) -> list[str]:
         argv += ["--ro-bind", path, path]
     for folder in data:
         argv += ["--ro-bind", folder, folder]
-    argv += ["--dev", "/dev", "--proc", "/proc",
-             "--perms", "0755", "--size", str(TMP_SIZE), "--tmpfs", "/tmp",
-             "--perms", "0755", "--size", str(SHM_SIZE), "--tmpfs", "/dev/shm"]
     return argv
 
 

@@ -138,6 +138,9 @@ def zygote_main(sock: socket.socket, config: dict) -> None:
     # What is loaded now lives as long as every worker: their garbage collections never walk it.
     gc.freeze()
     ready = {"ready": os.getpid(), **(self_check(config.get("unseen") or [], tier) if tier != "practice" else {})}
+    from grader.sandbox import sweep
+
+    kept = sweep.skeleton() if tier == "bubblewrap" else frozenset()  # what bubblewrap put in /tmp
     send_frame(sock, plaincodec.encode(ready))
     forked = 0
     while True:
@@ -153,7 +156,8 @@ def zygote_main(sock: socket.socket, config: dict) -> None:
         if "sweep" in request:
             for fd in fds:
                 os.close(fd)
-            _sweep(tier, config, reap)
+            if not _sweep(tier, config, reap, kept):
+                exits.leave(status_fds)  # the sandbox lost a part of itself: the judge starts a new one
             sock.sendall(_reply(number, "swept"))
             continue
         forked += 1
@@ -166,17 +170,19 @@ def _reply(number: int, value) -> bytes:
     return struct.pack("!I", len(blob)) + blob
 
 
-def _sweep(tier: str, config: dict, reap) -> None:
+def _sweep(tier: str, config: dict, reap, kept: frozenset[str]) -> bool:
+    """Kill and remove what the last worker left; False when the sandbox is no longer whole."""
     from grader.sandbox import sweep
 
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     try:
         if tier == "bubblewrap":
             sweep.kill_everything_else(reap=lambda: reap(None, None))
-            sweep.empty(("/tmp", "/dev/shm"))
-        elif tier == "container":
+            return sweep.empty(("/tmp", "/dev/shm"), keep=kept)
+        if tier == "container":
             sweep.kill_uid(config["uid"], reap=lambda: reap(None, None))
             sweep.remove_owned(config["uid"])
+        return True
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
 

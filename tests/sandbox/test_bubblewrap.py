@@ -89,6 +89,13 @@ def leave_behind():
             time.sleep(0.1)
     return os.getpid()
 
+def read(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError as err:
+        return type(err).__name__
+
 def look_around():
     found = []
     for folder in ("/tmp", "/dev/shm"):
@@ -112,9 +119,21 @@ def cohort(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def zygote(course, cohort):
+def under_tmp(tmp_path_factory):
+    """A data folder under the host's /tmp (where CI keeps a venv, Gradescope's tests their kit)."""
+    folder = tmp_path_factory.mktemp("data-under-tmp")
+    (folder / "corpus.txt").write_text("to be or not to be\n")
+    for path in (folder, *folder.parents):
+        if str(path).startswith("/tmp/"):
+            path.chmod(path.stat().st_mode | 0o755)  # pytest's are root's alone; the workers' uid reads it
+    (folder / "corpus.txt").chmod(0o644)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def zygote(course, cohort, under_tmp):
     z = Zygote(BUBBLEWRAP, uid=worker_uid(0) if os.geteuid() == 0 else None,
-               unseen=[*secret_paths(course), str(cohort)], data=data_folders(course)).start()
+               unseen=[*secret_paths(course), str(cohort)], data=[*data_folders(course), str(under_tmp)]).start()
     yield z
     z.close()
 
@@ -186,6 +205,35 @@ def test_nothing_a_worker_started_or_wrote_outlives_it(zygote, tmp_path):
         second.close()
     assert not [f for f in seen["files"] if "left" in f], seen
     assert len(seen["processes"]) <= 2, seen  # the zygote and this worker: the first one's child is gone
+
+
+def test_what_lies_under_the_hosts_tmp_is_bound_inside_the_sandboxs_tmp(zygote, under_tmp, tmp_path):
+    """The sandbox's own /tmp does not hide an interpreter, a kit or data kept under the host's
+    /tmp; and emptying /tmp after a worker leaves them for the next one."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        write_module(tmp_path / name, PROBE)
+    for name in ("a", "b"):
+        worker = worker_for(zygote, tmp_path / name)
+        try:
+            assert call_in(worker, "read", str(under_tmp / "corpus.txt"))["value"] == "to be or not to be\n"
+        finally:
+            worker.close()
+
+
+def test_emptying_tmp_keeps_the_sandboxs_own_folders_and_nothing_a_worker_added(tmp_path):
+    from grader.sandbox import sweep
+
+    (tmp_path / "ci" / "venv").mkdir(parents=True)
+    (tmp_path / "ci" / "venv" / "python").write_text("")
+    kept = sweep.skeleton([str(tmp_path)])  # as the zygote finds /tmp before any worker
+    (tmp_path / "left.txt").write_text("x")
+    (tmp_path / "ci" / "mine").mkdir()
+    (tmp_path / "ci" / "venv" / "added").write_text("x")
+    assert sweep.empty([str(tmp_path)], keep=kept)
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == ["ci", "ci/venv", "ci/venv/python"]
+    (tmp_path / "ci" / "venv").rename(tmp_path / "moved")
+    assert not sweep.empty([str(tmp_path)], keep=kept)  # the sandbox is no longer whole: the zygote ends
 
 
 def test_the_self_check_refuses_to_start_when_a_secret_is_visible(course):
