@@ -5,7 +5,7 @@ command then runs in a private mount namespace where /root is a world-readable t
 only the interpreter's installation, bound back in. Needs root, `unshare` and `setpriv`.
 
     >>> prefix = as_user_prefix(folder)        # folder: a world-readable scratch folder
-    >>> subprocess.run([*prefix, grade, "ex01", ...], cwd="/", env=env)
+    >>> subprocess.run([*prefix, grade, "ex01", ...], cwd="/", env=user_env(folder / "home"))
 """
 
 from __future__ import annotations
@@ -46,3 +46,10 @@ def as_user_prefix(folder: Path, uid: int = USER) -> list[str]:
     script.chmod(0o755)
     os.chmod(folder, 0o755)
     return [str(script), str(folder), home]
+
+
+def user_env(home: Path, **more: str) -> dict:
+    """The environment of a user's run: PATH, HOME and `more`, and the kit under test (PYTHONPATH,
+    when this run has one) rather than whichever copy the environment's install points at."""
+    kit = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+    return {"PATH": os.environ.get("PATH", ""), "HOME": str(home), **kit, **more}

@@ -22,6 +22,7 @@ import secrets
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -288,7 +289,7 @@ def graded(tmp_path_factory):
     cohort, out, marker = tmp / "cohort", tmp / "out", tmp / "pwned"
     paths = {"cohort": str(cohort), "out": str(out), "marker": str(marker)}
     token = "atk" + secrets.token_hex(5)  # a process name no other run on the machine has
-    naming = f"with open('/proc/self/comm', 'w') as _comm:\n    _comm.write({token!r})\n"
+    naming = f"import ctypes as _ctypes\n_ctypes.CDLL(None).prctl(15, {token.encode()!r}, 0, 0, 0)  # PR_SET_NAME\n"
     sources = {"honest": honest_ex01(), "stub": (KIT / "exercises" / EX01).read_text(encoding="utf-8"),
                **{name: naming + source for name, source in attacks(paths).items()}}
     for name, source in sources.items():
@@ -298,8 +299,18 @@ def graded(tmp_path_factory):
         (cohort / name / EX02).write_text(ex02.read_text(encoding="utf-8"), encoding="utf-8")
     watched = [KIT / "solutions", KIT / "grader", cohort]
     before = snapshot(*watched)
-    run = subprocess.run(GRADE + ["--course", str(course), "batch", str(cohort), "--out", str(out), "-j", "2",
-                                  "--no-progress"], capture_output=True, text=True, timeout=600, cwd=tmp)
+    proc = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(cohort), "--out", str(out), "-j", "2",
+                                     "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp)
+    seen = []  # the attacks' processes, named, while they ran: the look for what is left can find them
+
+    def look() -> None:
+        while proc.poll() is None and not any(seen):
+            seen.append(named(token))
+            time.sleep(0.05)
+
+    threading.Thread(target=look, daemon=True).start()
+    stdout, stderr = proc.communicate(timeout=600)
+    run = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     after = snapshot(*watched)
     book = json.loads((out / "results.json").read_text(encoding="utf-8")) if (out / "results.json").exists() else None
     # What this run left is still there a moment after it ended: seen twice, three seconds apart.
@@ -307,7 +318,7 @@ def graded(tmp_path_factory):
     time.sleep(3)
     left = first & named(token)
     return {"run": run, "book": book, "before": before, "after": after, "marker": marker, "tmp": tmp,
-            "course": course, "cohort": cohort, "procs": left}
+            "course": course, "cohort": cohort, "procs": left, "seen": any(seen)}
 
 
 def _zombie(pid: int) -> bool:
@@ -363,6 +374,7 @@ def test_forged_gradebook_is_overwritten(graded):
 
 
 def test_no_student_process_left(graded):
+    assert graded["seen"]  # while the batch ran
     assert not graded["procs"], graded["procs"]
 
 

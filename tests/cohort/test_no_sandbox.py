@@ -1,15 +1,14 @@
-"""`grade batch` where students' workers cannot be kept apart: refused unless `--unfenced`.
+"""`grade batch` where bubblewrap cannot build its sandbox: refused, exit 3, with the way out.
 
 As an ordinary user without user namespaces (Ubuntu 23.10 and later restrict them through
-AppArmor), a worker runs as the user who grades, with nothing hidden: a student's code could
-read another's folder in DIR, or rewrite OUT's staged copies and the gradebook. Stood in for by
-a user namespace of the test's own whose `user.max_user_namespaces` is 0: inside it, the kit
-(as uid 61997) can make no user namespace, as there.
+AppArmor), bubblewrap cannot make the sandbox the official tier needs; grading never falls
+back to a weaker mode. Stood in for by a user namespace of the test's own whose
+`user.max_user_namespaces` is 0: inside it, the kit (as uid 61997) can make no user namespace,
+as there.
 """
 
 from __future__ import annotations
 
-import csv
 import os
 import shutil
 import subprocess
@@ -19,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.sandbox.as_user import as_user_prefix, needs_root
+from grader.sandbox.bubblewrap import bwrap_path
+from tests.sandbox.as_user import as_user_prefix, needs_root, user_env
 
 KIT = Path(__file__).resolve().parents[2]
 USER = 61997
@@ -45,12 +45,13 @@ os.write(go[1], b"x")
 sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 '''
 
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux user namespaces"), needs_root]
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
+                                 reason="Linux user namespaces, bubblewrap"), needs_root]
 
 
 @pytest.fixture()
 def place():
-    folder = Path(tempfile.mkdtemp(prefix="grade-unfenced-", dir="/tmp"))
+    folder = Path(tempfile.mkdtemp(prefix="grade-no-sandbox-", dir="/tmp"))
     os.chmod(folder, 0o755)
     (folder / "launch.py").write_text(NO_USER_NAMESPACES)
     for name in ("alice", "mallory"):
@@ -65,24 +66,17 @@ def place():
 
 
 def batch_as_user(place: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(place / "home"), "GRADE_LANG": "en",
-           "GPT_COURSE_DATA": os.environ.get("GPT_COURSE_DATA", ""), "XDG_CACHE_HOME": str(place / "home" / "cache")}
+    env = user_env(place / "home", GRADE_LANG="en", GPT_COURSE_DATA=os.environ.get("GPT_COURSE_DATA", ""),
+                   XDG_CACHE_HOME=str(place / "home" / "cache"))
     command = [str(Path(sys.executable).parent / "grade"), "batch", str(place / "cohort"), "--out",
                str(place / "out"), "--only", "ch05", "-j", "2", "--no-progress", *extra]
     return subprocess.run([sys.executable, str(place / "launch.py"), *as_user_prefix(place, USER), *command],
                           cwd="/", env=env, capture_output=True, text=True, timeout=600)
 
 
-def test_refused_where_students_cannot_be_kept_apart(place):
+def test_refused_with_the_way_out_where_bubblewrap_cannot_build_its_sandbox(place):
     run = batch_as_user(place)
     assert run.returncode == 3, run.stdout + run.stderr
-    assert "not grading" in run.stderr and "--unfenced" in run.stderr and "Traceback" not in run.stderr
-    assert not (place / "out").exists()  # refused before anything was made
-
-
-def test_unfenced_grades_and_says_it_is_not_official(place):
-    run = batch_as_user(place, "--unfenced")
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "not an official grade" in run.stderr
-    rows = {r["student"]: r for r in csv.DictReader((place / "out" / "grades.csv").open(encoding="utf-8"))}
-    assert float(rows["alice"]["ex01"]) == 10 and float(rows["mallory"]["ex01"]) == 0
+    assert "apt-get install bubblewrap" in run.stderr and "--isolation container" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not (place / "out" / "grades.csv").exists() and not list(place.glob("out/students/*"))
