@@ -97,11 +97,13 @@ def start_zygote(course: Course | None = None, tier: str = "practice", *, unseen
     hidden = [*secret_paths(course), *map(str, unseen)]
     try:
         if tier == CONTAINER:
-            from grader.sandbox.container import WORKER_UID, check_unreadable, require_root
+            from grader.sandbox.bubblewrap import python_roots, worker_view
+            from grader.sandbox.container import WORKER_UID, check_readable, check_unreadable, require_root
 
             require_root()
             uid = WORKER_UID - slot
             check_unreadable(hidden, uid)
+            check_readable([*python_roots(), *map(str, worker_view()), *data_folders(course)], uid)
             return Zygote(CONTAINER, uid=uid, data=data_folders(course)).start()
         uid = worker_uid(slot) if os.geteuid() == 0 else None
         return Zygote(BUBBLEWRAP, uid=uid, unseen=hidden, data=data_folders(course)).start()

@@ -1,0 +1,151 @@
+"""The container tier (`--isolation container`): as root, the workers drop to an unprivileged uid
+that cannot read the reference, the checks or the course secret, and the modes that keep them
+so are proved as that uid before any submission runs.
+
+- While the reference is readable by every user (a checkout as cloned), `grade all --submission
+  --isolation container` grades nothing: exit 3, and the `chmod -R go-rwx …` that closes it.
+- Where that uid cannot read what the workers need (here, the lesson's data), it grades nothing
+  either: exit 3, naming it (a worker's reads and imports would fail, charged to the student).
+- On a copy of the kit whose secrets are closed, it grades: a correct exercise at full marks, and
+  a student who reads the reference finds it closed to its uid (65533).
+
+Run as root (the tier's user) in a mount namespace where other uids can read the interpreter
+(tests/sandbox/as_user.py: pyenv installs it under /root).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from grader.run.startup import CHECKOUT_COPIES
+from grader.sandbox.container import WORKER_UID
+from tests.sandbox.as_user import as_user_prefix, needs_root
+from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT
+
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux"), needs_root]
+
+SOURCES = ["grader", "exercises", "solutions", "datasets", "course.toml", "pyproject.toml"]
+SECRETS = ["solutions", "grader/checks", "grader/mistakes", *CHECKOUT_COPIES]
+THIEF = '''
+import os
+try:
+    with open({path!r}) as _handle:
+        exec(_handle.read())
+    _outcome = "read it"
+except OSError as err:
+    _outcome = type(err).__name__
+raise RuntimeError(f"uid {{os.getuid()}}: {{_outcome}}")
+'''
+
+
+def _grade_all(place: Path, folder: Path, env: dict, cwd: Path) -> subprocess.CompletedProcess:
+    """`grade all --submission FOLDER --isolation container` as root (`place` keeps the prefix's script)."""
+    return subprocess.run([*as_user_prefix(place, None), *GRADE, "--lang", "en", "all", "--submission", str(folder),
+                           "--isolation", "container", "--format", "json"],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def place():
+    """Not under /tmp or pytest's folders (their owner's alone): where every uid may pass."""
+    folder = Path(tempfile.mkdtemp(prefix="grade-container-", dir="/var/tmp"))
+    os.chmod(folder, 0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _env(place: Path, **more) -> dict:
+    return {**os.environ, "XDG_CACHE_HOME": str(place / "cache"), **more}  # no cache of the suite's, root's alone
+
+
+def test_refused_with_the_way_out_while_the_reference_is_readable(place, tmp_path):
+    assert os.stat(KIT / "solutions").st_mode & 0o005, "the checkout's reference is expected readable by all"
+    (tmp_path / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+    run = _grade_all(place, tmp_path, _env(place), tmp_path)
+    assert run.returncode == 3, run.stdout[-2000:] + run.stderr[-2000:]
+    command = run.stderr.split("The way out: ")[-1].split()
+    assert command[:3] == ["chmod", "-R", "go-rwx"] and str(KIT / "solutions") in command, run.stderr
+    assert "Traceback" not in run.stderr and not run.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def closed_kit(place):
+    """A copy of the kit where every uid may read what the workers need, and whose secrets are
+    closed as the instructor would close them."""
+    kit = place / "kit"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade*", "answers.bin")
+    for name in SOURCES:
+        source = KIT / name
+        if source.is_dir():
+            shutil.copytree(source, kit / name, ignore=ignore)
+        else:
+            shutil.copy2(source, kit / name)
+    for folder, _, files in os.walk(kit):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+    closed = [kit / name for name in SECRETS if (kit / name).exists()]
+    closed += [p for p in (kit / "grader" / "pieces").glob("*.py") if p.name != "__init__.py"]
+    subprocess.run(["chmod", "-R", "go-rwx", *map(str, closed)], check=True)
+    return kit
+
+
+def _student(place: Path, name: str, ex01: str) -> Path:
+    student = place / name
+    student.mkdir()
+    (student / EX01).write_text(ex01, encoding="utf-8")
+    (student / EX02).write_text((KIT / "solutions" / EX02).read_text(encoding="utf-8"), encoding="utf-8")
+    return student
+
+
+def test_refused_naming_what_the_workers_cannot_read(place, closed_kit):
+    data = place / "closed-data"
+    shutil.copytree(KIT / "datasets", data)
+    data.chmod(0o700)
+    student = _student(place, "honest", (KIT / "solutions" / EX01).read_text(encoding="utf-8"))
+    run = _grade_all(place, student, _env(place, PYTHONPATH=str(closed_kit), GPT_COURSE_DATA=str(data)), closed_kit)
+    assert run.returncode == 3, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "cannot read what they need" in run.stderr and str(data) in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr and not run.stdout.strip()
+
+
+def test_on_closed_modes_it_grades_and_the_worker_cannot_read_the_reference(place, closed_kit):
+    student = _student(place, "thief", THIEF.format(path=str(closed_kit / "solutions" / EX01)))
+    env = _env(place, PYTHONPATH=str(closed_kit), PYTHONDONTWRITEBYTECODE="1")
+    run = _grade_all(place, student, env, closed_kit)
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "Traceback" not in run.stderr
+    report = json.loads(run.stdout)
+    by_id = {e["id"]: e for e in report["exercises"]}
+    assert by_id["ex02"]["score"] == by_id["ex02"]["max_score"] > 0, [
+        c["message"] for c in by_id["ex02"]["checks"] if not c["passed"]]
+    assert by_id["ex01"]["score"] == 0
+    told = " ".join(c["message"] for c in by_id["ex01"]["checks"])
+    assert f"uid {WORKER_UID}: PermissionError" in told, told
+
+
+def test_a_worker_runs_as_its_uid_under_the_syscall_filter(tmp_path):
+    """In-process, in the container tier's own zygote: the worker's uid, and what the filter refuses.
+    The filter is built by the zygote, as root: a worker loads it having imported nothing since it
+    dropped to a uid that may not read the interpreter's files (pyenv's, here)."""
+    from grader.sandbox import CONTAINER, Zygote
+    from tests.sandbox.test_bubblewrap import PROBE
+    from tests.workers import call_in, worker_for, write_module
+
+    zygote = Zygote(CONTAINER, uid=WORKER_UID).start()
+    worker = worker_for(zygote, write_module(tmp_path, PROBE))
+    try:
+        assert call_in(worker, "who")["value"]["uid"] == WORKER_UID
+        for name in ("ptrace", "keyctl", "unshare"):
+            assert call_in(worker, "syscall", name)["value"] == "EPERM", name
+    finally:
+        worker.close()
+        zygote.close()
