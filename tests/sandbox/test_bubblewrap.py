@@ -96,6 +96,17 @@ def read(path):
     except OSError as err:
         return type(err).__name__
 
+def dig(depth):
+    """A working folder `depth` folders deep (more than a recursive removal can walk)."""
+    for _ in range(depth):
+        os.mkdir("d")
+        os.chdir("d")
+    return depth
+
+def workdirs():
+    """The workers' folders in /tmp, and this worker's own."""
+    return sorted(n for n in os.listdir("/tmp") if n.startswith("w")), os.getcwd()
+
 def look_around():
     found = []
     for folder in ("/tmp", "/dev/shm"):
@@ -219,6 +230,23 @@ def test_what_lies_under_the_hosts_tmp_is_bound_inside_the_sandboxs_tmp(zygote, 
             assert call_in(worker, "read", str(under_tmp / "corpus.txt"))["value"] == "to be or not to be\n"
         finally:
             worker.close()
+
+
+def test_a_tree_too_deep_to_walk_is_removed_and_stops_nothing(zygote, tmp_path):
+    (tmp_path / "a").mkdir()
+    first = worker_for(zygote, write_module(tmp_path / "a", PROBE))
+    try:
+        assert call_in(first, "dig", 4000, timeout=60)["value"] == 4000
+    finally:
+        first.close()
+    pid = zygote.pid
+    second = worker_for(zygote, write_module(tmp_path / "a", PROBE))
+    try:
+        folders, own = call_in(second, "workdirs")["value"]
+        assert folders == [own.split("/")[2]]  # the deep one went with its worker
+    finally:
+        second.close()
+    assert zygote.pid == pid  # swept by the same zygote: it did not end on it
 
 
 def test_emptying_tmp_keeps_the_sandboxs_own_folders_and_nothing_a_worker_added(tmp_path):
