@@ -77,9 +77,10 @@ CHECKOUT_COPIES = ("tests", "bench", ".git", ".fragments", "build", "dist")
 
 
 def start_zygote(course: Course | None = None, tier: str = "practice", *, unseen=(), slot: int = 0,
-                 lang: str = "zh"):
+                 lang: str = "zh", wait: bool = True):
     """Start the run's zygote in `tier` and return it; `IsolationRefused` (exit 3) when that
     tier cannot be had here. `unseen`: more that no worker may see (a batch's cohort and OUT).
+    `wait=False` (an official tier): started, not yet waited for (`ready_zygote`).
 
     In the practice tier the course secret is dropped from the environment first and never
     used; in the official tiers it is read now and stays in this process alone."""
@@ -104,9 +105,19 @@ def start_zygote(course: Course | None = None, tier: str = "practice", *, unseen
             uid = WORKER_UID - slot
             check_unreadable(hidden, uid)
             check_readable([*python_roots(), *map(str, worker_view()), *data_folders(course)], uid)
-            return Zygote(CONTAINER, uid=uid, data=data_folders(course)).start()
+            return Zygote(CONTAINER, uid=uid, data=data_folders(course)).start(wait)
         uid = worker_uid(slot) if os.geteuid() == 0 else None
-        return Zygote(BUBBLEWRAP, uid=uid, unseen=hidden, data=data_folders(course)).start()
+        return Zygote(BUBBLEWRAP, uid=uid, unseen=hidden, data=data_folders(course)).start(wait)
+    except IsolationUnavailable as err:
+        raise IsolationRefused(err.text(lang)) from None
+
+
+def ready_zygote(zygote, lang: str = "zh"):
+    """Wait for a zygote `start_zygote(..., wait=False)` started; `IsolationRefused` as there."""
+    from grader.sandbox import IsolationUnavailable
+
+    try:
+        return zygote.ready()
     except IsolationUnavailable as err:
         raise IsolationRefused(err.text(lang)) from None
 
@@ -174,5 +185,5 @@ def references_for(course: Course, cache_dir: Path | None = None):
     return RecordedReferences(course), True
 
 
-__all__ = ["IsolationRefused", "start_zygote", "load_judge", "freeze_loaded", "resolve_corpus", "corpus_provider",
+__all__ = ["IsolationRefused", "start_zygote", "ready_zygote", "load_judge", "freeze_loaded", "resolve_corpus", "corpus_provider",
            "references_for", "data_folders", "secret_paths", "worker_uid", "CHECKOUT_COPIES"]

@@ -67,9 +67,12 @@ class Zygote:
     def config(self) -> dict:
         return {"tier": self.tier, "uid": self.uid, "unseen": self.unseen, "limits": self.limits}
 
-    def start(self) -> "Zygote":
+    def start(self, wait: bool = True) -> "Zygote":
         """Start it (once; again after it ended). IsolationUnavailable when an official tier's
-        sandbox cannot be built or its self-check finds something a worker must not see."""
+        sandbox cannot be built or its self-check finds something a worker must not see.
+        `wait=False`: started, its readiness awaited later (`ready()`), from any thread: a
+        process started from a thread that ends would end with it (the zygote dies with the
+        thread that started it, `PR_SET_PDEATHSIG`)."""
         if self._sock is not None:
             return self
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -95,6 +98,13 @@ class Zygote:
         finally:
             theirs.close()
         self._sock = ours
+        if wait:
+            self._await_ready()
+        return self
+
+    def ready(self) -> "Zygote":
+        """Wait until a zygote started with `start(wait=False)` is ready (IsolationUnavailable
+        as `start`)."""
         self._await_ready()
         return self
 

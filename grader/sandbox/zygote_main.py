@@ -106,8 +106,11 @@ def _close_fds(keep: set[int]) -> None:
 
 
 def _make_workdir(n: int, uid: int | None) -> str:
-    path = f"/tmp/w{n}"
-    os.mkdir(path, 0o700)
+    """A fresh folder for worker `n`, its uid's: a name of its own (in the container tier /tmp
+    is the machine's, where another slot's zygote, or another run's, makes its workers' too)."""
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix=f"w{n}-", dir="/tmp")
     if uid is not None and os.geteuid() == 0:
         os.chown(path, uid, uid)
     return path

@@ -149,3 +149,100 @@ def test_a_worker_runs_as_its_uid_under_the_syscall_filter(tmp_path):
     finally:
         worker.close()
         zygote.close()
+
+
+LEAVER = '''
+import os, time
+
+def leave(mark):
+    """A process that outlives the worker, and files where every uid may write."""
+    for folder in ("/tmp", "/dev/shm", "/var/tmp"):
+        try:
+            with open(os.path.join(folder, mark), "w") as handle:
+                handle.write("mine")
+        except OSError:
+            pass
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        while True:
+            time.sleep(0.1)
+    return child
+'''
+
+
+def test_nothing_a_worker_started_or_wrote_outlives_it(tmp_path):
+    from grader.sandbox import CONTAINER, Zygote
+    from tests.workers import call_in, worker_for, write_module
+
+    mark = "left-" + os.urandom(6).hex()
+    zygote = Zygote(CONTAINER, uid=WORKER_UID).start()
+    worker = worker_for(zygote, write_module(tmp_path, LEAVER))
+    try:
+        child = call_in(worker, "leave", mark)["value"]
+        assert Path(f"/proc/{child}").exists() and Path("/tmp", mark).exists()
+    finally:
+        worker.close()  # swept: every process of its uid, what its uid owns in the writable folders
+        zygote.close()
+    assert not [f for f in ("/tmp", "/dev/shm", "/var/tmp") if os.path.lexists(os.path.join(f, mark))]
+    try:
+        state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        state = "gone"
+    assert state in ("gone", "Z"), state
+
+
+def test_the_sweep_removes_only_what_its_uid_owns(tmp_path):
+    from grader.sandbox import sweep
+
+    mine, other = tmp_path / "mine", tmp_path / "other"
+    (mine / "sub").mkdir(parents=True)
+    os.symlink("/etc", mine / "sub" / "link")  # removed, never followed
+    other.mkdir()
+    for path in (mine, mine / "sub"):
+        os.chown(path, WORKER_UID, WORKER_UID)
+    os.lchown(mine / "sub" / "link", WORKER_UID, WORKER_UID)
+    os.chown(other, WORKER_UID - 1, WORKER_UID - 1)
+    sweep.remove_owned(WORKER_UID, [str(tmp_path)])
+    assert not mine.exists() and other.is_dir() and os.path.isdir("/etc")
+
+
+COPIER = '''
+import glob
+for path in glob.glob({cohort!r} + "/*/ex01_windows.py") + glob.glob({out!r} + "/staged/*/ex01_windows.py"):
+    try:
+        exec(open(path).read())
+        break
+    except OSError:
+        pass
+'''
+
+
+def test_a_batch_student_cannot_read_another(place, closed_kit):
+    """`grade batch --isolation container` (a cohort shard's container): the cohort closed to
+    other users as the way out says, bob's code looks for alice's file in DIR and in OUT's
+    staged copies, and finds neither."""
+    cohort, out = place / "cohort", place / "out"
+    (cohort / "alice").mkdir(parents=True)
+    (cohort / "bob").mkdir()
+    shutil.copy(KIT / "solutions" / EX01, cohort / "alice" / EX01)
+    (cohort / "bob" / EX01).write_text(COPIER.format(cohort=str(cohort), out=str(out)), encoding="utf-8")
+    cohort.chmod(0o700)
+    run = subprocess.run([*as_user_prefix(place, None), *GRADE, "--lang", "en", "batch", str(cohort), "--out", str(out),
+                          "--only", "ex01", "-j", "2", "--no-progress", "--isolation", "container"],
+                         capture_output=True, text=True, env=_env(place, PYTHONPATH=str(closed_kit)), cwd=closed_kit,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    book = json.loads((out / "results.json").read_text(encoding="utf-8"))["students"]
+    assert book["alice"]["score"] == 10 and book["bob"]["score"] == 0, book["bob"]
+
+
+def test_a_batchs_zygotes_are_alive_when_its_judges_start(place, closed_kit):
+    """Started side by side for a batch's judge slots: each from the batch's own thread (a zygote
+    ends with the thread that started it, and would be started again, torch and all, by its judge)."""
+    code = ("import time; from grader.model.course import load_course; from grader.cohort.batch import start_slots; "
+            "zygotes = start_slots(load_course(), 'container', 2, [], 'en'); time.sleep(1); "
+            "print([z.alive() for z in zygotes]); [z.close() for z in zygotes]")
+    run = subprocess.run([*as_user_prefix(place, None), sys.executable, "-c", code], capture_output=True, text=True,
+                         env=_env(place, PYTHONPATH=str(closed_kit)), cwd=closed_kit, timeout=600)
+    assert run.stdout.split() == ["[True,", "True]"], run.stdout + run.stderr[-2000:]
