@@ -124,6 +124,17 @@ def _is_package_course(course: Course) -> bool:
     return Path(grader.__file__).resolve().parent == (course.root / "grader").resolve()
 
 
+def _source_of(module: types.ModuleType):
+    """The judge's reading of the student's code (grader.judge.source): the module's file, or
+    the kernel's cells that define its functions."""
+    from grader.judge.source import SubmissionSource
+
+    path = getattr(module, "__file__", None)
+    if isinstance(path, str) and path.endswith(".py"):
+        return SubmissionSource.of_module(module)
+    return SubmissionSource.of_namespace(module)
+
+
 def _fixed_draws():
     from grader.judge.draws import Draws
 
@@ -147,6 +158,7 @@ def check_result(exercise_id: str, check_name: str, namespace: dict, *, lang: st
     module = namespace_module(namespace)
     view = StudentView(InProcessSubject(module, _cell_folder(module)), timeout, goes_on=True)
     fixtures = {"student": lambda: view, "reference": lambda: _references_for(course)(exercise_id),
+                "source": lambda: _source_of(module),
                 "corpus_path": lambda: _corpus_path(course), "lang": lambda: lang,
                 "draws": _fixed_draws}  # in-kernel: the inputs as written (grader.judge.draws)
     started = time.monotonic()

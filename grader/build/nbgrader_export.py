@@ -337,7 +337,7 @@ def checks_of(course: Course, ex: Exercise) -> list[dict]:
 def _task_markdown(ex: Exercise, stub_src: str, points: int) -> str:
     doc = ast.get_docstring(ast.parse(stub_src)) or ""
     return (f"## {ex.id} · {ex.title.zh}\n\n*{ex.title.en}*\n\n"
-            f"见 / see **{ex.section}** · {points} 分 / points\n\n" + doc.strip() + "\n")
+            f"见 **{ex.section.zh}** / see **{ex.section.en}** · {points} 分 / points\n\n" + doc.strip() + "\n")
 
 
 def exercise_cells(course: Course, ex: Exercise) -> list:
@@ -389,7 +389,7 @@ def assignment_notebook(course: Course, assignment_id: str):
              "the check cells below it. They are the checks the `grade` command runs; the cells marked "
              "\"hidden test\" run when the notebook is graded.\n\n"
              "| 练习 / exercise | 标题 / title | 章节 / section |\n|---|---|---|\n" +
-             "\n".join(f"| {e.id} | {e.title.zh} / {e.title.en} | {e.section} |" for e in exercises) + "\n")
+             "\n".join(f"| {e.id} | {e.title.zh} / {e.title.en} | {e.section.zh} / {e.section.en} |" for e in exercises) + "\n")
     cells = [_cell("markdown", intro, f"{assignment_id}_intro", locked=True),
              _cell("code", "# 评分工具（需要安装本课程的工具包）/ the grader (the course kit must be installed)\n"
                            "from grader.notebook import run_check", f"{assignment_id}_setup", locked=True)]

@@ -1,16 +1,73 @@
 """ex02 手写 NLL 的检查 / checks for the hand-written NLL (5.3, 5.5, 5.7 exercise 2).
 
-Every call runs behind the forbidden-API net of grader/probes/ex02.py: a submission that
-calls F.cross_entropy, torch.softmax, torch.logsumexp, … fails with ForbiddenAPIError
-naming the API.
+The contract forbids every API that does the softmax, log-sum-exp or loss for the student.
+That rule is judged on the judge's reading of the source (grader.judge.uses): a function
+that reaches a forbidden name — in its body, in anything of the submission's it calls, at the
+top level of a file it reaches — fails `test_forbidden_apis` and every check that calls it,
+naming the API, the file and the line. Nothing that ran in the worker changes that verdict.
 """
 
 import pytest
 import torch
 
-from grader.judge import Tol, assert_ok, check_value, diagnose, fail, observe, probe, read, same
+from grader.judge import Tol, assert_ok, check_value, fail, observe, probe, read, same
+from grader.judge.uses import reached
 
 pytestmark = pytest.mark.exercise("ex02")
+
+# What does the softmax, log-sum-exp or loss for the student, by the name written: the
+# contract's list (EXERCISES.md), their modules (nn.Softmax, …), and the kernels that do a
+# softmax or a log-sum-exp inside something else (attention, masked and sparse softmaxes, a
+# cumulative log-sum-exp whose last entry is the log-sum-exp, distributions normalising logits).
+FORBIDDEN = frozenset({
+    "cross_entropy", "cross_entropy_loss", "nll_loss", "nll_loss2d", "nll_loss_nd", "nll_loss_forward",
+    "nll_loss2d_forward", "CrossEntropyLoss", "NLLLoss", "softmax", "log_softmax", "logsumexp", "softmin",
+    "gumbel_softmax", "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "_softmax", "_log_softmax", "_safe_softmax",
+    "_masked_softmax", "_sparse_softmax", "_sparse_log_softmax", "logcumsumexp", "_logcumsumexp",
+    "scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention",
+    "_native_multi_head_attention", "_transformer_encoder_layer_fwd", "_flash_attention_forward",
+    "_efficient_attention_forward", "Categorical", "OneHotCategorical", "Multinomial", "RelaxedOneHotCategorical",
+    "ExpRelaxedCategorical",
+})
+
+
+def forbidden(name: str) -> bool:
+    """Whether a name written in the source is one of the forbidden APIs.
+
+    >>> forbidden("softmax"), forbidden("_scaled_dot_product_flash_attention"), forbidden("exp")
+    (True, True, False)
+    """
+    return name in FORBIDDEN or name.startswith("_scaled_dot_product")
+
+
+def _listed(uses, lang: str) -> str:
+    shown = []
+    for use in uses[:3]:
+        through = (f"，经由 {' → '.join(use.via)}" if lang == "zh" else f", through {' → '.join(use.via)}") if use.via else ""
+        shown.append(f"{use.written}（{use.where}{through}）" if lang == "zh" else f"{use.written} ({use.where}{through})")
+    more = len(uses) - len(shown)
+    if more > 0:
+        shown.append(f"另有 {more} 处" if lang == "zh" else f"{more} more")
+    return "、".join(shown) if lang == "zh" else ", ".join(shown)
+
+
+def written_by_hand(source, *functions: str) -> None:
+    """Fail the check when one of `functions` reaches a forbidden API in the submission's
+    source (grader.judge.uses), naming each use, its file and line; else nothing.
+
+    Every check that calls a function runs this first: an answer that uses a forbidden API
+    scores the same whether or not anything in the worker would have noticed.
+    """
+    found = {fn: reached(source, fn, forbidden) for fn in functions}
+    found = {fn: uses for fn, uses in found.items() if uses}
+    if not found:
+        return
+    zh = "；".join(f"{fn} 用了 {_listed(uses, 'zh')}" for fn, uses in found.items())
+    en = "; ".join(f"{fn} uses {_listed(uses, 'en')}" for fn, uses in found.items())
+    fail(f"用了本练习禁止的 API：{zh}。softmax、log-sum-exp 和交叉熵要自己用 max、exp、sum、log 写（见 5.5）",
+         f"forbidden APIs used: {en}. Write the softmax, log-sum-exp and loss yourself with max, exp, sum, log (5.5)",
+         label=", ".join(found), expected="未使用 / none used",
+         got=", ".join(dict.fromkeys(u.written for uses in found.values() for u in uses)), kind="rule")
 
 
 def random_case(seed, n, v, scale=3.0, n_ignored=0, ignore_index=-100):
@@ -30,8 +87,9 @@ GRAD_TOL = Tol(rtol=1e-4, atol=1e-6)
 
 @pytest.mark.public
 @pytest.mark.points(1)
-def test_nll_course_example(student, reference):
+def test_nll_course_example(student, reference, source):
     """nll：5.5 的例题，标签 C → 2.44 | nll: the example of 5.5, label C gives 2.44"""
+    written_by_hand(source, "nll")
     check_value(student, probe("ex02.nll", COURSE_LOGITS, 2), 2.44, tol=TWO_DECIMALS, reference=reference)
 
 
@@ -43,38 +101,34 @@ def test_hand_nll_label_a(student, reference):
 
 
 @pytest.mark.points(2)
-def test_forbidden_apis(student, reference):
+def test_forbidden_apis(student, reference, source):
     """不许调用现成的 softmax / log-sum-exp / 交叉熵 | no ready-made softmax, log-sum-exp or loss"""
+    written_by_hand(source, "stable_softmax", "nll", "masked_mean_nll")
     # Only the use of a forbidden API fails here; whether the values are right is for the
-    # other checks, so a wrong answer never reads as "you broke the no-API rule".
-    a_call = probe("ex02.forbidden_use", seed=7)
-    reference.observe(a_call)  # so a release records it (and the mistakes' answers) for diagnoses
-    got = assert_ok(observe(student, a_call), label="stable_softmax, nll, masked_mean_nll")
-    seen = got.get("used") if isinstance(got, dict) else None
-    used = {name: api for name, api in seen.items() if api} if isinstance(seen, dict) else {}
-    unfinished = got.get("unfinished") if isinstance(got, dict) else None
-    unfinished = unfinished if isinstance(unfinished, dict) else {}
-    if not used and len(unfinished) >= 3:  # the rule is only seen kept by a function that runs to the end
-        zh = "、".join(f"{name}（{why}）" for name, why in unfinished.items())
-        en = ", ".join(f"{name} ({why})" for name, why in unfinished.items())
-        fail(f"没法确认没用禁止的 API：{zh} 都没有运行完。至少一个函数能运行后，这一项才算数",
-             f"cannot tell that no forbidden API is used: {en} did not run to the end. This counts once a "
-             "function runs", label="stable_softmax, nll, masked_mean_nll",
-             expected="运行完、未使用 / runs, none used", got=en)
-    if not used and isinstance(seen, dict):
+    # other checks, so a wrong answer never reads as "you broke the no-API rule". The rule is
+    # only seen kept by a function that returns: a file whose functions all raise has none.
+    z, y = random_case(7, 6, 5, n_ignored=1)
+    calls = {"stable_softmax": probe("ex02.softmax", z), "nll": probe("ex02.nll", z[0].tolist(), int(y[0])),
+             "masked_mean_nll": probe("ex02.masked", z, y)}
+    got = {name: observe(student, a_call) for name, a_call in calls.items()}
+    if any(obs.ok for obs in got.values()):
         student.record("forbidden APIs", "未使用 / none used", "未使用 / none used")
         return
-    zh = "；".join(f"{name} 用了 {api}" for name, api in used.items())
-    en = "; ".join(f"{name} uses {api}" for name, api in used.items())
-    fail(f"用了本练习禁止的 API：{zh}。softmax、log-sum-exp 和交叉熵要自己用 max、exp、sum、log 写（见 5.5）",
-         f"forbidden APIs used: {en}. Write the softmax, log-sum-exp and loss yourself with max, exp, sum, log (5.5)",
-         label="stable_softmax, nll, masked_mean_nll", expected="未使用 / none used",
-         got=", ".join(sorted(set(used.values()))), diagnosis=diagnose(student, reference))
+    if all(obs.error and obs.error.get("not_implemented") for obs in got.values()):
+        assert_ok(got["stable_softmax"], label="stable_softmax, nll, masked_mean_nll")  # a stub: not implemented
+    unfinished = {name: obs.error_type or "?" for name, obs in got.items()}
+    zh = "、".join(f"{name}（{why}）" for name, why in unfinished.items())
+    en = ", ".join(f"{name} ({why})" for name, why in unfinished.items())
+    fail(f"没法确认没用禁止的 API：{zh} 都没有运行完。至少一个函数能运行后，这一项才算数",
+         f"cannot tell that no forbidden API is used: {en} did not run to the end. This counts once a "
+         "function runs", label="stable_softmax, nll, masked_mean_nll",
+         expected="运行完、未使用 / runs, none used", got=en)
 
 
 @pytest.mark.points(1)
-def test_stable_softmax_random(student, reference, draws):
+def test_stable_softmax_random(student, reference, draws, source):
     """stable_softmax：随机 logits，1-D 到 3-D，沿最后一维 | stable_softmax: random logits, 1-D to 3-D, last dim"""
+    written_by_hand(source, "stable_softmax")
     # hidden inputs: drawn per submission when the course has a secret (grader.judge.draws)
     g = torch.Generator().manual_seed(draws.seed(11))
     for shape in [(4,), (3, 7), (2, 3, 5), (1, 1)]:
@@ -82,8 +136,9 @@ def test_stable_softmax_random(student, reference, draws):
 
 
 @pytest.mark.points(1)
-def test_stable_softmax_large(student, reference):
+def test_stable_softmax_large(student, reference, source):
     """stable_softmax：±1e4 的 logits 也是有限值 | stable_softmax: finite for logits up to ±1e4"""
+    written_by_hand(source, "stable_softmax")
     # each row shifted by its own max: one global max would turn the last row into 0/0
     same(student, reference, probe("ex02.softmax", torch.tensor(
         [[1e4, 0.0, -1e4], [1e4, 1e4 - 1.0, 3.0], [-1e4, -1e4 + 2.0, -1e4 + 1.0]])))
@@ -91,8 +146,9 @@ def test_stable_softmax_large(student, reference):
 
 
 @pytest.mark.points(1)
-def test_nll_random_and_large(student, reference, draws):
+def test_nll_random_and_large(student, reference, draws, source):
     """nll：随机例子（列表与张量）和很大的 logits | nll: random cases (list and tensor) and large logits"""
+    written_by_hand(source, "nll")
     # hidden inputs: drawn per submission when the course has a secret (grader.judge.draws)
     g = torch.Generator().manual_seed(draws.seed(12))
     for v in (3, 10, 65):
@@ -104,8 +160,9 @@ def test_nll_random_and_large(student, reference, draws):
 
 
 @pytest.mark.points(2)
-def test_masked_mean_nll_value_and_grad(student, reference, draws):
+def test_masked_mean_nll_value_and_grad(student, reference, draws, source):
     """masked_mean_nll：数值与梯度都等于 F.cross_entropy | masked_mean_nll: value and gradient equal F.cross_entropy"""
+    written_by_hand(source, "masked_mean_nll")
     # hidden inputs: drawn per submission when the course has a secret (grader.judge.draws)
     for seed, n, v, ignored in [(21, 8, 32, 2), (22, 5, 4, 0), (23, 12, 65, 5), (24, 1, 7, 0)]:
         z, y = random_case(draws.seed(seed), n, v, n_ignored=ignored)
@@ -113,8 +170,9 @@ def test_masked_mean_nll_value_and_grad(student, reference, draws):
 
 
 @pytest.mark.points(1)
-def test_masked_mean_nll_ignore_index(student, reference, draws):
+def test_masked_mean_nll_ignore_index(student, reference, draws, source):
     """masked_mean_nll：别的 ignore_index（如 0）| masked_mean_nll: another ignore_index (e.g. 0)"""
+    written_by_hand(source, "masked_mean_nll")
     # hidden inputs: drawn per submission when the course has a secret (grader.judge.draws)
     z, y = random_case(draws.seed(31), 10, 6)
     y[::3] = 0
@@ -123,15 +181,17 @@ def test_masked_mean_nll_ignore_index(student, reference, draws):
 
 
 @pytest.mark.points(1)
-def test_masked_mean_nll_all_ignored(student, reference):
+def test_masked_mean_nll_all_ignored(student, reference, source):
     """masked_mean_nll：没有有效标签时是 NaN（和 torch 一样）| masked_mean_nll: NaN when no label is valid"""
+    written_by_hand(source, "masked_mean_nll")
     z, _ = random_case(41, 3, 5)
     same(student, reference, probe("ex02.masked", z, torch.full((3,), -100), grad=False))
 
 
 @pytest.mark.points(1)
-def test_masked_mean_nll_large(student, reference):
+def test_masked_mean_nll_large(student, reference, source):
     """masked_mean_nll：很大的 logits 也不溢出 | masked_mean_nll: no overflow on large logits"""
+    written_by_hand(source, "masked_mean_nll")
     z, y = random_case(51, 6, 8, scale=3000.0, n_ignored=1)
     z[0, 0] = 1e4
     same(student, reference, probe("ex02.masked", z, y), tol=Tol(rtol=1e-4, atol=1e-3))

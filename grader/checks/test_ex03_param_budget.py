@@ -59,7 +59,8 @@ def test_weight_bytes_torch_dtypes(student, reference):
     check_value(student, probe("ex03.weight_bytes_dtype", 409_600_000, "float16"), 819_200_000, reference=reference,
                 hand=True, label="weight_bytes(ANSWER_PARAMS, torch.float16)")
     for name in ("float64", "float32", "float16", "bfloat16", "int8"):
-        same(student, reference, probe("ex03.weight_bytes_dtype", 123_456_789, name))
+        same(student, reference, probe("ex03.weight_bytes_dtype", 123_456_789, name),
+             label=f"weight_bytes(123456789, torch.{name})")
 
 
 @pytest.mark.points(1)
@@ -77,20 +78,23 @@ def test_weight_bytes_unknown(student, reference):
         same(student, reference, call("weight_bytes", 1_000, name))
     # a torch.dtype outside the five is "anything else" too (not its element_size())
     for name in ("int32", "float8_e4m3fn"):
-        same(student, reference, probe("ex03.weight_bytes_dtype", 1_000, name))
+        same(student, reference, probe("ex03.weight_bytes_dtype", 1_000, name), label=f"weight_bytes(1000, torch.{name})")
 
 
 @pytest.mark.points(1)
 def test_count_params_plain(student, reference):
     """count_params：普通模块；buffer 和冻结的参数不算 | count_params: plain modules; buffers and frozen ones do not count"""
-    same(student, reference, probe("ex03.count_params_of", "plain"))
-    same(student, reference, probe("ex03.count_params_of", "frozen_and_buffers"))
+    same(student, reference, probe("ex03.count_params_of", "plain"),
+         label="count_params(m) for nn.Linear, nn.Embedding, an MLP and nn.LayerNorm")
+    same(student, reference, probe("ex03.count_params_of", "frozen_and_buffers"),
+         label="count_params(m) for modules with buffers and frozen parameters")
 
 
 @pytest.mark.points(1)
 def test_count_params_tied(student, reference):
     """count_params：共享的权重只算一次 | count_params: a tied weight counts once"""
-    same(student, reference, probe("ex03.count_params_of", "tied"))
+    same(student, reference, probe("ex03.count_params_of", "tied"),
+         label="count_params(m) for modules sharing a weight")
 
 
 @pytest.mark.points(1)

@@ -26,40 +26,49 @@ def test_causal_mask_sizes(student, reference):
 @pytest.mark.points(2)
 def test_prefix_logits_calls(student, reference):
     """prefix_logits：T 次单独调用，每行取前缀的最后一个位置 | prefix_logits: T separate calls, last position of each prefix"""
-    same(student, reference, probe("ex04.prefix", kind="mix", B=2, T=5, seed=1))
-    same(student, reference, probe("ex04.prefix", kind="mix", vocab_size=7, B=3, T=1, seed=2))
+    same(student, reference, probe("ex04.prefix", kind="mix", B=2, T=5, seed=1),
+         label="prefix_logits(model, idx (2, 5))")
+    same(student, reference, probe("ex04.prefix", kind="mix", vocab_size=7, B=3, T=1, seed=2),
+         label="prefix_logits(model, idx (3, 1))")
 
 
 @pytest.mark.points(1)
 def test_prefix_logits_equals_causal_forward(student, reference):
     """prefix_logits：对因果模型（TinyGPT）等于一次前向 | prefix_logits: equals one forward of a causal model"""
-    same(student, reference, probe("ex04.prefix_vs_forward", seed=3))
+    same(student, reference, probe("ex04.prefix_vs_forward", seed=3),
+         label="prefix_logits(TinyGPT, idx (2, 6)) against one forward")
 
 
 @pytest.mark.public
 @pytest.mark.points(1)
 def test_generate_shape_and_calls(student, reference):
     """generate：形状 [B, T + max_new_tokens]，模型调用 max_new_tokens 次 | generate: shape and number of model calls"""
-    same(student, reference, probe("ex04.generate", kind="mix", B=2, T=3, max_new_tokens=6, seed=4, gseed=4))
+    same(student, reference, probe("ex04.generate", kind="mix", B=2, T=3, max_new_tokens=6, seed=4, gseed=4),
+         label="generate(model, idx (2, 3), max_new_tokens=6)")
 
 
 @pytest.mark.points(2)
 def test_generate_same_draws(student, reference):
     """generate：同一个 generator 种子给出同样的 token | generate: the same generator seed gives the same tokens"""
-    same(student, reference, probe("ex04.generate", kind="mix", B=4, T=2, max_new_tokens=12, seed=5, gseed=55))
+    same(student, reference, probe("ex04.generate", kind="mix", B=4, T=2, max_new_tokens=12, seed=5, gseed=55),
+         label="generate(model, idx (4, 2), max_new_tokens=12)")
     same(student, reference, probe("ex04.generate", kind="tinygpt", vocab_size=32, B=2, T=1, max_new_tokens=5,
-                                   block_size=8, seed=6, gseed=66))
+                                   block_size=8, seed=6, gseed=66),
+         label="generate(model, idx (2, 1), max_new_tokens=5, block_size=8)")
     same(student, reference, probe("ex04.generate", kind="mix", B=2, T=2, max_new_tokens=5, seed=7, gseed=77,
-                                   use_generator=False))
+                                   use_generator=False),
+         label="generate(model, idx (2, 2), max_new_tokens=5, no generator)")
 
 
 @pytest.mark.points(1)
 def test_generate_crops_context(student, reference):
     """generate：上下文裁到最后 block_size 个 | generate: the context is cropped to the last block_size ids"""
     same(student, reference, probe("ex04.generate", kind="mix", B=2, T=3, max_new_tokens=8, block_size=4,
-                                   seed=8, gseed=88))
+                                   seed=8, gseed=88),
+         label="generate(model, idx (2, 3), max_new_tokens=8, block_size=4)")
     same(student, reference, probe("ex04.generate", kind="tinygpt", vocab_size=32, B=2, T=3, max_new_tokens=7,
-                                   block_size=6, seed=9, gseed=99))
+                                   block_size=6, seed=9, gseed=99),
+         label="generate(model, idx (2, 3), max_new_tokens=7, block_size=6)")
 
 
 @pytest.mark.points(1)
@@ -67,7 +76,8 @@ def test_generate_temperature(student, reference):
     """generate：temperature 是除数（0.5 与 3.0）| generate: logits divided by temperature (0.5 and 3.0)"""
     for t in (0.5, 3.0):
         same(student, reference, probe("ex04.generate", kind="mix", B=4, T=2, max_new_tokens=10, temperature=t,
-                                       seed=10, gseed=110))
+                                       seed=10, gseed=110),
+             label=f"generate(model, idx (4, 2), max_new_tokens=10, temperature={t})")
 
 
 @pytest.mark.points(1)
@@ -98,8 +108,10 @@ def test_generate_samples_follow_softmax(student, reference):
 def test_generate_bad_temperature(student, reference):
     """generate：temperature <= 0 抛 ValueError | generate: ValueError when temperature <= 0"""
     for t in (0.0, -1.0):
-        same(student, reference, probe("ex04.generate", kind="mix", max_new_tokens=2, temperature=t))
-    same(student, reference, probe("ex04.generate", kind="mix", B=1, T=2, max_new_tokens=0, seed=12))
+        same(student, reference, probe("ex04.generate", kind="mix", max_new_tokens=2, temperature=t),
+             label=f"generate(model, idx (2, 3), max_new_tokens=2, temperature={t})")
+    same(student, reference, probe("ex04.generate", kind="mix", B=1, T=2, max_new_tokens=0, seed=12),
+         label="generate(model, idx (1, 2), max_new_tokens=0)")
 
 
 @pytest.mark.manual

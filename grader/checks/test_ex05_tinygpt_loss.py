@@ -80,20 +80,22 @@ def test_make_lm_batch_random(student, reference):
 @pytest.mark.points(1)
 def test_lm_loss_course_snippet(student, reference):
     """lm_loss：5.6 那段可执行核对（seed 42 的 embedding + lm_head）| lm_loss: section 5.6's runnable check"""
-    same(student, reference, probe("ex05.course_snippet"))
+    same(student, reference, probe("ex05.course_snippet"), label="lm_loss(logits (2, 4, 32), labels)")
 
 
 @pytest.mark.points(2)
 def test_lm_loss_random(student, reference):
     """lm_loss：随机 logits 与 -100，数值与梯度 | lm_loss: random logits and -100 labels, value and gradient"""
     for B, T, V, seed, ignored in [(2, 4, 32, 511, 2), (3, 5, 7, 512, 0), (1, 1, 9, 513, 0), (4, 3, 65, 514, 5)]:
-        same(student, reference, probe("ex05.loss_and_grad", B, T, V, seed=seed, n_ignored=ignored), tol=GRAD_TOL)
+        same(student, reference, probe("ex05.loss_and_grad", B, T, V, seed=seed, n_ignored=ignored), tol=GRAD_TOL,
+             label=f"lm_loss(logits ({B}, {T}, {V}), labels), loss.backward()")
 
 
 @pytest.mark.points(1)
 def test_lm_loss_one_tinygpt_step(student, reference):
     """一步 TinyGPT：make_lm_batch → model → lm_loss，带 pad | one TinyGPT step with padding"""
-    same(student, reference, probe("ex05.one_step", pad_id=0, seed=521))
+    same(student, reference, probe("ex05.one_step", pad_id=0, seed=521),
+         label="lm_loss(TinyGPT(make_lm_batch(…, pad_id=0)))")
 
 
 @pytest.mark.public
@@ -119,8 +121,31 @@ def test_trace_shapes_other_sizes(student, reference):
         if got != expected:
             student.attach("shapes", {"got": got, "expected": expected})
         _check_shapes(student, got, expected, f"trace_shapes(B={B}, T={T}, C={C}, V={V})", reference=reference)
-    # every argument matters: the labels must go into flat_labels and the loss
-    same(student, reference, probe("ex05.trace_uses_labels"), label="trace_shapes(model, input_ids, labels) uses labels")
+    # every argument matters: labels that cannot be these logits' targets must stop the trace
+    _labels_are_used(student, reference)
+
+
+# What a worker answers when the student's code did not raise on its own (grader.judge.student_errors)
+_NOT_RAISED_BY_THE_CODE = {"Timeout", "WorkerDied", "MissingName", "MissingSubmissionFile", "MalformedAnswer"}
+
+
+def _labels_are_used(student, reference):
+    """trace_shapes given labels (3, 6) beside inputs (3, 5) must fail: flat_labels and the loss
+    made from `labels` cannot fit 15 positions. A trace that returns its shapes anyway made them
+    from something else (the inputs), so it does not use the labels it is given."""
+    label = "trace_shapes(model, input_ids (3, 5), labels (3, 6))"
+    obs = observe(student, probe("ex05.trace_longer_labels"))
+    if not obs.ok and not obs.error.get("not_implemented") and not obs.error.get("import_error") \
+            and obs.error_type not in _NOT_RAISED_BY_THE_CODE:
+        student.record(label, "raises", f"raises {obs.error_type}")
+        return
+    assert_ok(obs, label)
+    fail("trace_shapes 没有用传进来的 labels：labels 比 logits 多一列时，flat_labels 和 loss 本该对不上而出错，"
+         "它却照常返回了形状（flat_labels 和 loss 要用 labels 来算）",
+         "trace_shapes does not use the labels it is given: with labels one column longer than the logits, "
+         "flat_labels and the loss cannot fit and should fail, but it returned its shapes as usual (flat_labels "
+         "and the loss come from labels)", label=label, expected="raises (labels do not fit)", got=short(obs.value),
+         diagnosis=diagnose(student, reference))
 
 
 @pytest.mark.public

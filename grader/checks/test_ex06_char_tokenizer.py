@@ -17,7 +17,16 @@ def test_course_vocab(student, reference, corpus_path):
     """tiny Shakespeare 的词表：65 个字符，0 是换行，1 是空格，只有数字 3 | The lesson's vocabulary facts"""
     check_value(derived(student, vocab_view), probe("ex06.vocab_facts", corpus_path),
                 {"vocab_size": 65, "len_chars": 65, "id0": "\n", "id1": " ", "digits": ["3"]},
-                label="CharTokenizer(tiny Shakespeare)", reference=derived(reference, vocab_view))
+                label="CharTokenizer(tiny Shakespeare)", reference=derived(reference, vocab_view), words=VOCAB_WORDS)
+
+
+VOCAB_WORDS = {  # what each of the lesson's facts says when it differs
+    "vocab_size": ("tiny Shakespeare 有 65 个不同的字符", "tiny Shakespeare has 65 distinct characters"),
+    "len_chars": ("chars 应当列出这 65 个字符，每个一次", "chars should list those 65 characters, each once"),
+    "id0": ("itos[0] 应当是换行（词表排序后第一个）", "itos[0] should be the newline (the first, sorted)"),
+    "id1": ("itos[1] 应当是空格", "itos[1] should be the space"),
+    "digits": ("字符里唯一的数字是 3", "the only digit among the characters is 3"),
+}
 
 
 def vocab_view(value: dict) -> dict:

@@ -65,7 +65,7 @@ def test_global_generator(student, reference):
 def test_one_randint_call(student, reference):
     """只调用一次 torch.randint（之后的随机数和参考一致）| Exactly one randint call"""
     same(student, reference, probe("ex08.draws_once", _random_data(300, 2), 8, 16, 9),
-         label="the generator's next draws after get_batch")
+         label="get_batch(…), then the generator's next draws")
 
 
 @pytest.mark.points(1)
@@ -78,7 +78,8 @@ def test_layout(student, reference):
 def start_facts(n, block_size, batch_size):
     """From the batches a worker reported (plain data), the facts every correct sampler shares.
 
-    - each row of x is a slice of consecutive ids and y = x + 1 (the shift);
+    - each row of x is a slice of consecutive ids and y = x + 1 (the shift), or y = x (no shift:
+      a y that is neither, drawn from other starts, is not that mistake);
     - the smallest and largest start drawn (0 and n - block_size - 1 expected);
     - whether every possible start's count is within 5 sigma of uniform, and no start outside
       [0, n - block_size - 1] was drawn.
@@ -87,7 +88,7 @@ def start_facts(n, block_size, batch_size):
 
     def facts(batches):
         offsets = torch.arange(block_size)  # (T,)
-        rows_ok = shift_ok = isinstance(batches, list) and bool(batches)
+        rows_ok = shift_ok = y_is_x = isinstance(batches, list) and bool(batches)
         starts = []
         # the shapes say HOW a batch is wrong (B and T swapped, x one id too long, …), so two
         # different bugs never look alike here (a diagnosis compares every fact)
@@ -95,7 +96,7 @@ def start_facts(n, block_size, batch_size):
         for pair in batches if isinstance(batches, list) else []:
             if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(t, torch.Tensor) for t in pair)
                     and all(tuple(t.shape) == (batch_size, block_size) for t in pair)):
-                rows_ok = shift_ok = False
+                rows_ok = shift_ok = y_is_x = False
                 shapes = ([tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__ for t in pair]
                           if isinstance(pair, tuple) else type(pair).__name__)
                 break
@@ -103,10 +104,11 @@ def start_facts(n, block_size, batch_size):
             ix = x[:, 0].long()  # (B,)
             rows_ok = rows_ok and bool((x == ix[:, None] + offsets[None, :]).all())
             shift_ok = shift_ok and bool((y == x + 1).all())
+            y_is_x = y_is_x and bool((y == x).all())
             starts.append(ix)
         if not starts or not rows_ok:
-            return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "shapes": shapes, "min_start": None,
-                    "max_start": None, "uniform_within_5_sigma": False}
+            return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "y_equals_x": y_is_x, "shapes": shapes,
+                    "min_start": None, "max_start": None, "uniform_within_5_sigma": False}
         ix = torch.cat(starts)  # (n_batches * B,)
         n_starts = n - block_size  # possible starts: 0 .. n - block_size - 1
         inside = (ix >= 0) & (ix < n_starts)
@@ -115,10 +117,22 @@ def start_facts(n, block_size, batch_size):
         total = ix.numel()
         sigma = math.sqrt(total * p * (1 - p))
         uniform = bool(inside.all()) and bool(((counts - total * p).abs() <= 5 * sigma).all())
-        return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "shapes": shapes, "min_start": int(ix.min()),
-                "max_start": int(ix.max()), "uniform_within_5_sigma": uniform}
+        return {"rows_are_slices": rows_ok, "y_is_x_plus_1": shift_ok, "y_equals_x": y_is_x, "shapes": shapes,
+                "min_start": int(ix.min()), "max_start": int(ix.max()), "uniform_within_5_sigma": uniform}
 
     return facts
+
+
+START_WORDS = {  # what each fact of `start_facts` says when it differs
+    "rows_are_slices": ("x 的每一行应当是 data 里连续的一段", "each row of x should be consecutive ids of data"),
+    "y_is_x_plus_1": ("y 应当是 x 右移一位", "y should be x shifted by one"),
+    "y_equals_x": ("y 不应当和 x 一样", "y should not be x itself"),
+    "shapes": ("x 和 y 都应当是 (batch_size, block_size)", "x and y should both be (batch_size, block_size)"),
+    "min_start": ("最小的起点应当是 0", "the smallest start should be 0"),
+    "max_start": ("最大的起点应当是 len(data) - block_size - 1", "the largest start should be len(data) - block_size - 1"),
+    "uniform_within_5_sigma": ("每个合法起点被抽中的次数应当差不多，且不越界",
+                               "every legal start should be drawn about equally often, and none outside"),
+}
 
 
 @pytest.mark.points(2)
@@ -128,7 +142,7 @@ def test_start_indices_uniform(student, reference):
                                             ((12, 3, 50, 100, 1), "5,000 starts on arange(12), block_size=3")]:
         facts = start_facts(n, T, B)
         same(derived(student, facts), derived(reference, facts), probe("ex08.start_batches", n, T, B, batches, seed),
-             label=label)
+             label=label, words=START_WORDS)
 
 
 @pytest.mark.points(1)

@@ -1,8 +1,11 @@
 """Checks for ex11: estimate_loss (bigram lesson, "the 2.49 baseline").
 
-The student's estimate_loss runs on a recording bigram model (see grader/probes/ex11.py):
-the values must equal the reference's for the same generator, and the recording says how
-many batches each split got, in which mode, and whether gradients were recorded.
+Every check judges what estimate_loss returned (and the model's mode after the call) on
+models chosen so that the numbers show how it ran (see grader/probes/ex11.py): the plain
+bigram must give the reference's means for the same generator; a model with dropout (eval
+mode during the estimate) and one whose loss reads higher while gradients are recorded (no
+gradients) must give the plain model's own numbers; a model whose loss counts its calls shows
+how many batches each split got and that their mean came back.
 """
 
 import pytest
@@ -37,25 +40,19 @@ def test_lesson_step0(student, reference, corpus_path):
     check_value(derived(student, step0_facts), probe("ex11.lesson_step0", corpus_path), {"train": 4.7305, "val": 4.7241},
                 label="manual_seed(1337); estimate_loss(BigramLanguageModel(65), {train, val}, 8, 32, 200)",
                 tol=Tol(rtol=0, atol=1e-9), reference=derived(reference, step0_facts))
+    # the same estimate of another fresh model: numbers the table does not hold, the reference's
+    same(student, reference, probe("ex11.lesson_step0", corpus_path, seed=1338),
+         label="manual_seed(1338); estimate_loss(BigramLanguageModel(65), {train, val}, 8, 32, 200)")
 
 
-LESSON_ITERS = 200  # eval_iters of the lesson's step 0: its batches per split
+def step0_facts(result) -> dict:
+    """What the lesson's step 0 returned, rounded to 4 decimals like the table; else what came back.
 
-
-def step0_facts(run) -> dict:
-    """What the lesson's step 0 returned, rounded to 4 decimals like the table, when each value
-    is the mean of the losses the model computed for that split (its first LESSON_ITERS
-    forwards given targets train, the next val); else what came back and why it does not
-    count. Numbers that are not the model's own (the table's, written in) are told apart.
-
-    >>> import torch
-    >>> calls = [{"loss": torch.tensor(4.0)}] * 200 + [{"loss": torch.tensor(3.0)}] * 200
-    >>> step0_facts({"result": {"train": 4.0, "val": 3.0}, "calls": calls})
-    {'train': 4.0, 'val': 3.0}
-    >>> step0_facts({"result": {"train": 4.7305, "val": 4.7241}, "calls": []})["tied"]
-    'not the mean of the losses the model computed (0 forward calls given targets)'
+    >>> step0_facts({"train": 4.73051, "val": 4.72409})
+    {'train': 4.7305, 'val': 4.7241}
+    >>> step0_facts([4.7, 4.7])
+    {'returned': 'list'}
     """
-    result = run.get("result") if type(run) is dict else None
     got = {}
     for name in ("train", "val"):
         value = result.get(name) if type(result) is dict else None
@@ -64,12 +61,7 @@ def step0_facts(run) -> dict:
             got[name] = round(float(value), 4)
         else:
             return {"returned": kind(result)}
-    losses = [float(c["loss"]) for c in _calls(run) if isinstance(c.get("loss"), torch.Tensor) and c["loss"].numel() == 1]
-    if len(losses) == 2 * LESSON_ITERS:
-        means = {"train": sum(losses[:LESSON_ITERS]) / LESSON_ITERS, "val": sum(losses[LESSON_ITERS:]) / LESSON_ITERS}
-        if all(abs(round(means[k], 4) - got[k]) <= 1e-9 for k in got):
-            return got
-    return {**got, "tied": f"not the mean of the losses the model computed ({len(losses)} forward calls given targets)"}
+    return got
 
 
 @pytest.mark.points(2)
@@ -87,128 +79,129 @@ def test_global_generator(student, reference):
          label="torch.manual_seed(…); estimate_loss(model, {train, val}, 8, 4, 10)")
 
 
-# ---- facts the judge derives from one observed call (probe "ex11.run") --------------------------
-# The worker reports the returned value, each forward call's record and the mode after; what
-# those mean is decided here, the same way for the student, the reference and every mistake.
+# ---- facts the judge derives from the runs' results (probe "ex11.runs") ---------------------
+# What the differences between one call's runs mean is decided here, the same way for the
+# student, the reference and every mistake.
 
-K = 16  # ids per split (grader/probes/ex11.py): split i holds ids [K i, K i + K)
-
-
-def _calls(run):
-    return [c for c in run["calls"] if isinstance(c, dict)] if isinstance(run, dict) and isinstance(run.get("calls"), list) else []
+CLOSE = 1e-6  # two runs of the same computation: equal but for float rounding
 
 
-def _split_of(entry) -> int:
-    first = entry.get("first_id")
-    return int(first) // K if isinstance(first, torch.Tensor) and first.dim() == 0 else -1
+def _result(runs, kind_):
+    run = runs.get(kind_) if type(runs) is dict else None
+    return run.get("result") if type(run) is dict else None
 
 
-def result_form(run):
+def _same_numbers(a, b) -> bool:
+    """Whether two returned dicts hold the same numbers under the same keys."""
+    if type(a) is not dict or type(b) is not dict or list(a) != list(b):
+        return False
+    try:
+        return all(abs(float(a[k]) - float(b[k])) <= CLOSE * (1 + abs(float(a[k]))) for k in a)
+    except (TypeError, ValueError, RuntimeError):  # not numbers: they say nothing either way
+        return False
+
+
+def depends_on_model(runs) -> bool:
+    """Whether the plain model and one with other weights got different numbers: an estimate
+    that never asks the model shows no mode or gradient setting (no vacuous pass)."""
+    plain, other = _result(runs, "plain"), _result(runs, "other")
+    return type(plain) is dict and bool(plain) and not _same_numbers(plain, other)
+
+
+def as_plain(kind_, fact):
+    """The fact that the `kind_` run gave the plain model's numbers (it ran in eval mode, or
+    without gradients), named `fact`, beside whether the numbers depend on the model at all."""
+    def facts(runs):
+        return {"depends_on_model": depends_on_model(runs),
+                fact: _same_numbers(_result(runs, kind_), _result(runs, "plain"))}
+
+    return facts
+
+
+WORDS = {  # what each fact says when it differs
+    "depends_on_model": ("估计出来的数应当随模型而变：换一组权重，数就不同（这样才看得出模式和梯度）",
+                         "the numbers should depend on the model: other weights, other numbers (only then do they "
+                         "show the mode and the gradients)"),
+    "no_grad_numbers": ("记录梯度时 loss 会多 1 的模型，应当给出和普通模型一样的数：评估时不记录梯度",
+                        "a model whose loss reads 1 higher while gradients are recorded should give the plain "
+                        "model's numbers: record no gradients while estimating"),
+    "eval_numbers": ("带 dropout 的模型应当给出和普通模型一样的数：评估期间模型要在 eval 模式",
+                     "a model with dropout should give the plain model's numbers: the model is in eval mode "
+                     "during the estimate"),
+    "training_after": ("调用结束后，模型应当回到调用之前的模式", "after the call the model should be back in the mode it had before"),
+}
+
+
+def mode_after(runs):
+    """model.training after the call, beside whether the numbers depend on the model at all
+    (a run that never asks the model restores nothing)."""
+    run = runs.get("plain") if type(runs) is dict else None
+    return {"depends_on_model": depends_on_model(runs),
+            "training_after": run.get("training_after") if type(run) is dict else None}
+
+
+def result_form(runs):
     """The returned object's type, its keys in order, and each value's type name."""
-    result = run.get("result") if isinstance(run, dict) else None
+    result = _result(runs, "plain")
     if not isinstance(result, dict):
         return {"type": kind(result), "keys": None, "value_types": None}
     return {"type": "dict", "keys": [str(k) for k in result], "value_types": [kind(v) for v in result.values()]}
 
 
-def batches_per_split(names):
-    def facts(run):
-        counts = {name: 0 for name in names}
-        for entry in _calls(run):
-            split = _split_of(entry)
-            if 0 <= split < len(names):
-                counts[names[split]] += 1
-        return counts
-
-    return facts
-
-
-def mean_of_seen_batches(names):
-    def facts(run):
-        result = run.get("result") if isinstance(run, dict) else None
-        out = {}
-        for i, name in enumerate(names):
-            seen = [float(e["loss"]) for e in _calls(run) if _split_of(e) == i and isinstance(e.get("loss"), torch.Tensor)]
-            returned = result.get(name) if isinstance(result, dict) else None
-            out[name] = {"returned": returned if type(returned) is float else None,
-                         "mean_seen": sum(seen) / len(seen) if seen else None}
-        return out
-
-    return facts
-
-
-NO_FORWARD = "no forward call"  # what a run that never called the model says to a check of how it called it
-
-
-def grad_recorded(run):
-    """Whether any forward call ran with gradient recording on (a run that never called the
-    model has nothing to show: no vacuous pass)."""
-    calls = _calls(run)
-    return any(e.get("grad") is True for e in calls) if calls else NO_FORWARD
-
-
-def modes_during(run):
-    """The distinct values of model.training seen by the forward calls, sorted."""
-    return sorted({e.get("training") for e in _calls(run) if isinstance(e.get("training"), bool)})
-
-
-def mode_after(run):
-    """model.training after the call; a run that never called the model leaves the mode as it
-    was, which restores nothing: it says so instead (no vacuous pass)."""
-    if not _calls(run):
-        return NO_FORWARD
-    return run.get("training_after") if isinstance(run, dict) else None
-
-
-def _names(case):
-    return list(case.get("names", ("train", "val")))
+def numbered_means(runs):
+    """What came back from the model whose n-th call has the loss 1 + n/100."""
+    return _result(runs, "numbered")
 
 
 @pytest.mark.points(1)
 def test_result_form(student, reference):
     """返回 dict，键按 splits 的顺序，值是 Python float | A dict in the splits' order, Python floats"""
     for case in (CASES[2], CASES[3]):
-        same(derived(student, result_form), derived(reference, result_form), probe("ex11.run", **case),
+        same(derived(student, result_form), derived(reference, result_form), probe("ex11.runs", **case),
              label=_label("type, keys, value types", case))
 
 
 @pytest.mark.points(2)
 def test_mean_of_eval_iters_batches(student, reference):
     """每个 split 恰好 eval_iters 个 batch，返回它们 loss 的平均 | eval_iters batches per split, their mean"""
+    # the model's n-th call has the loss 1 + n/100 whatever the batch: the means show how many
+    # calls each split got, in which order, and that their mean came back, whatever the draws
     for case in CASES[:4]:
-        facts = batches_per_split(_names(case))
-        same(derived(student, facts), derived(reference, facts), probe("ex11.run", **case),
-             label=_label("batches per split", case))
-    for case in CASES[1:4]:
-        facts = mean_of_seen_batches(_names(case))
-        same(derived(student, facts), derived(reference, facts), probe("ex11.run", **case),
-             label=_label("returned vs mean of the batches' losses", case))
+        same(derived(student, numbered_means), derived(reference, numbered_means),
+             probe("ex11.runs", kinds=("numbered",), **case),
+             label=_label("means with a model whose n-th call has the loss 1 + n/100", case))
 
 
 @pytest.mark.points(1)
 def test_no_grad(student, reference):
     """评估时不记录梯度 | No gradients are recorded"""
-    same(derived(student, grad_recorded), derived(reference, grad_recorded), probe("ex11.run", **CASES[0]),
-         label=_label("grad recorded", CASES[0]))
+    facts = as_plain("grad", "no_grad_numbers")
+    same(derived(student, facts), derived(reference, facts), probe("ex11.runs", kinds=("plain", "other", "grad"), **CASES[0]),
+         label=_label("no gradients", CASES[0]), words=WORDS)
 
 
 @pytest.mark.points(1)
 def test_eval_mode_during(student, reference):
     """评估期间模型在 eval 模式 | The model is in eval mode during the estimate"""
+    facts = as_plain("dropout", "eval_numbers")
     for mode in ("train", "eval"):
-        same(derived(student, modes_during), derived(reference, modes_during), probe("ex11.run", seed=6, mode=mode),
-             label=f"model.training during the call (model.{mode}() before)")
+        same(derived(student, facts), derived(reference, facts),
+             probe("ex11.runs", kinds=("plain", "other", "dropout"), seed=6, mode=mode),
+             label=f"a model with dropout (model.{mode}() before): estimate_loss gives the numbers without it",
+             words=WORDS)
 
 
 @pytest.mark.points(1)
 def test_train_mode_restored(student, reference):
     """调用前是 train，结束后回到 train | A model in train mode is back in train mode"""
-    same(derived(student, mode_after), derived(reference, mode_after), probe("ex11.run", seed=7, mode="train"),
-         label="model.training after the call (model.train() before)")
+    same(derived(student, mode_after), derived(reference, mode_after),
+         probe("ex11.runs", kinds=("plain", "other"), seed=7, mode="train"),
+         label="model.training after the call (model.train() before)", words=WORDS)
 
 
 @pytest.mark.points(1)
 def test_eval_mode_kept(student, reference):
     """调用前是 eval，结束后仍是 eval | A model in eval mode stays in eval mode"""
-    same(derived(student, mode_after), derived(reference, mode_after), probe("ex11.run", seed=8, mode="eval"),
-         label="model.training after the call (model.eval() before)")
+    same(derived(student, mode_after), derived(reference, mode_after),
+         probe("ex11.runs", kinds=("plain", "other"), seed=8, mode="eval"),
+         label="model.training after the call (model.eval() before)", words=WORDS)

@@ -21,6 +21,12 @@ too, and the diagnosis, made when the check ends, must explain them all. An ex03
 the LM head (`embedding_params` always V × C) looks like "tied and untied swapped" on the
 untied case it fails first; the tied case after it, which it gets right and the swapped variant
 does not, rules that diagnosis out.
+
+A mistake whose variant gives no fixed answer (a vocabulary in `list(set(text))` order, which
+changes with each process's string hashes) cannot agree with the student by equality: it says
+instead, with `explains(seen)`, whether every call the check made reads as that mistake and as
+nothing simpler (ex06: every table consistent, in an order that is neither sorted, nor first
+appearance, nor by frequency). Its `overrides` are still its natural code, for `grade check`.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from __future__ import annotations
 import importlib
 import types
 from dataclasses import dataclass, field
+from typing import Callable
 
 from grader.judge.compare import DEFAULT_TOL, Tol, compare
 from grader.model.calls import Call, Observation
@@ -45,6 +52,7 @@ class Mistake:
     overrides: dict = field(default_factory=dict, hash=False, compare=False)
     hint: int | None = None
     fix: dict | None = field(default=None, hash=False, compare=False)  # {"zh": …, "en": …}
+    explains: Callable[[list], bool] | None = field(default=None, hash=False, compare=False)
 
     def message(self, lang: str) -> str:
         return self.en if lang == "en" else self.zh
@@ -85,6 +93,7 @@ class Seen:
     tol: Tol = DEFAULT_TOL
     dtype: bool = True
     expected: Observation | None = None
+    words: dict | None = None  # what each key's difference means (grader.judge.compare), for the report
 
 
 _NOT_DIAGNOSABLE = {"Timeout", "WorkerDied", "MissingName", "MissingSubmissionFile", "NotImplementedYet",
@@ -122,6 +131,13 @@ def matching(reference, seen: list[Seen]) -> list:
     order = [seen[-1]] + seen[:-1]
     found = []
     for mistake in getattr(reference, "mistakes", []):
+        if mistake.explains is not None:  # no fixed answer to agree with: the mistake reads the calls itself
+            try:
+                if mistake.explains(seen):
+                    found.append(mistake)
+            except Exception:  # noqa: BLE001 - the student's data, whatever its shape: no diagnosis
+                pass
+            continue
         try:
             if all(agrees(reference.observe_mistake(mistake, s.call), s) for s in order):
                 found.append(mistake)

@@ -90,11 +90,17 @@ class WorkerSubject:
             observation.seconds = seconds
             return observation
         except WorkerTimeout as err:
+            from grader.model.calls import Printed, _clean
+            from grader.sandbox.capture import printed_so_far
+
             _, where = where_from_dump(err.dump, self.folder)
             more = {"traceback": where, "timeout_kind": err.kind}
             if err.args and err.args[0] == "import":  # the file itself never finished importing
                 more["import_error"] = True
             observation = _error("Timeout", f"{timeout:g} s", **more)
+            printed = printed_so_far(err.dump)  # the worker's own count: shown, never judged
+            if printed is not None:
+                observation.output = Printed.of(_clean(printed[0]), printed[1])
             observation.seconds = timeout
             return observation
         except WorkerDied as err:

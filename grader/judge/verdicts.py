@@ -60,9 +60,9 @@ class StudentView:
         raise CheckFailed(self.first_failure.final(self.seen))
 
     def observe(self, a_call: Call, *, tol: Tol | None = None, dtype: bool = True,
-                expected: Observation | None = None) -> Observation:
+                expected: Observation | None = None, words: dict | None = None) -> Observation:
         got = self.subject.observe(a_call, self.timeout)
-        self.seen.append(Seen(a_call, got, tol or DEFAULT_TOL, dtype, expected))
+        self.seen.append(Seen(a_call, got, tol or DEFAULT_TOL, dtype, expected, words))
         return got
 
     def record(self, label: str, expected: str, got: str) -> None:
@@ -91,7 +91,12 @@ def read(name: str) -> Call:
 
 
 def probe(spec: str, *args, **kwargs) -> Call:
-    """Run the probe `grader/probes/<module>.py:<function>` on the exercise module."""
+    """Run the probe `grader/probes/<module>.py:<function>` on the exercise module.
+
+    Its default label is the probe's own name with the inputs (for instructors' reports); a
+    probe's name is the kit's, not a function the student wrote, so a check names the call in
+    the student's terms (`same(…, label=…)`), and a hidden check's label keeps only a name of
+    the stub's (grader.judge.hiding.hidden_view_of)."""
     return Call(spec, args, kwargs, _args_label(spec.rpartition(".")[2], args, kwargs))
 
 
@@ -100,13 +105,15 @@ def observe(subject, a_call: Call) -> Observation:
 
 
 def fail(zh: str, en: str, *, label: str = "", expected: str | None = None, got: str | None = None,
-         diagnosis: dict | None = None, answer: str | None = None) -> None:
+         diagnosis: dict | None = None, answer: str | None = None, kind: str = "custom") -> None:
     """Fail the check with your own message (both languages).
 
     `diagnosis`: usually `diagnose(student, reference)`; `answer`: a hand-computed value the
-    student's report must not show (see `check_value(..., hand=True)`).
+    student's report must not show (see `check_value(..., hand=True)`). `kind="rule"`: a verdict
+    on the submission's own source (grader.judge.uses), words that hold nothing but the student's
+    code, shown in full even for a hidden check.
     """
-    raise CheckFailed(Finding("custom", label=label, expected=expected, got=got, zh=zh, en=en, diagnosis=diagnosis,
+    raise CheckFailed(Finding(kind, label=label, expected=expected, got=got, zh=zh, en=en, diagnosis=diagnosis,
                               answer=answer))
 
 
@@ -117,7 +124,7 @@ def assert_ok(obs: Observation, label: str = "") -> object:
     return obs.value
 
 
-def _verdict(expected: Observation, got: Observation, tol: Tol, dtype: bool) -> Mismatch | None:
+def _verdict(expected: Observation, got: Observation, tol: Tol, dtype: bool, words: dict | None = None) -> Mismatch | None:
     """None when the student's observation agrees with the expected one."""
     if not expected.ok:
         want = expected.error_type
@@ -129,7 +136,7 @@ def _verdict(expected: Observation, got: Observation, tol: Tol, dtype: bool) -> 
         return Mismatch(f"应当抛出 {want}，但抛出了 {got.error_type}", f"should raise {want}, but raised {got.error_type}")
     if not got.ok:
         return Mismatch("", "")  # described by student_error_finding
-    return compare(expected.value, got.value, tol, dtype=dtype)
+    return compare(expected.value, got.value, tol, dtype=dtype, words=words)
 
 
 def diagnose(student, reference) -> dict | None:
@@ -169,10 +176,11 @@ def _failed(student, reference, finding: Finding, *, diagnosed: bool = True) -> 
     raise CheckFailed(finding)
 
 
-def _observe(student, a_call: Call, tol: Tol, dtype: bool, expected: Observation | None) -> Observation:
-    """Observe on the student, keeping how the call is compared (for the diagnosis)."""
+def _observe(student, a_call: Call, tol: Tol, dtype: bool, expected: Observation | None,
+             words: dict | None = None) -> Observation:
+    """Observe on the student, keeping how the call is compared (for the diagnosis and the report)."""
     if isinstance(student, StudentView) or isinstance(getattr(student, "view", None), StudentView):
-        return student.observe(a_call, tol=tol, dtype=dtype, expected=expected)  # (a derived view too)
+        return student.observe(a_call, tol=tol, dtype=dtype, expected=expected, words=words)  # (a derived view too)
     return student.observe(a_call)
 
 
@@ -181,8 +189,11 @@ def _expected_short(obs: Observation) -> str:
 
 
 def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | None = None,
-         dtype: bool = True):
+         dtype: bool = True, words: dict | None = None):
     """Observe `a_call` on both; fail unless the student's answer matches. Returns it.
+
+    `words`: for a dict (or tuple) of facts, what each key's difference means, {key: (zh, en)},
+    said after its expected against got (grader.judge.compare).
 
     Through the `student` fixture a wrong answer (or the student's exception) does not stop
     the check: it is the check's failure, reported when the check ends, and the check goes on
@@ -190,10 +201,10 @@ def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | 
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
     expected = reference.observe(a_call)
-    got = _observe(student, a_call, tol, dtype, expected)
+    got = _observe(student, a_call, tol, dtype, expected, words)
     if expected.ok is False and expected.error and expected.error.get("type") in ("NotImplementedYet", "NotImplementedError"):
         raise RuntimeError(f"the reference does not implement {label}")
-    mismatch = _verdict(expected, got, tol, dtype)
+    mismatch = _verdict(expected, got, tol, dtype, words)
     if mismatch is None:
         student.record(label, _expected_short(expected), _expected_short(got) if got.ok else f"raises {got.error_type}")
         return got.value
@@ -244,7 +255,7 @@ def _point_at_first_difference(student, finding: Finding, expected, got) -> None
 
 
 def check_value(student, a_call: Call, expected, label: str | None = None, tol: Tol | None = None,
-                dtype: bool = True, reference=None, hand: bool = False):
+                dtype: bool = True, reference=None, hand: bool = False, words: dict | None = None):
     """Compare the student's answer with a literal value (the course text's own numbers).
 
     Pass `reference` to have a wrong answer matched against the known mistakes. `hand=True`
@@ -255,7 +266,7 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
     literal = Observation(ok=True, value=expected)
-    got = _observe(student, a_call, tol, dtype, literal)
+    got = _observe(student, a_call, tol, dtype, literal, words)
     shown = HIDDEN_ANSWER if hand else short(expected)
     if not got.ok:
         finding = student_error_finding(got, label)
@@ -268,7 +279,7 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
         _failed(student, reference, finding, diagnosed=False)
         return None
     value = got.value
-    mismatch = compare(expected, value, tol, dtype=dtype)
+    mismatch = compare(expected, value, tol, dtype=dtype, words=words)
     if mismatch is None:
         student.record(label, short(expected), short(value))
         return value

@@ -98,6 +98,24 @@ def _masked_mean_nll_log2(logits, labels, ignore_index=-100):
     return per.sum() / valid.sum() / math.log(2)
 
 
+def _nll_probability(logits, label):
+    """写出了概率 p(label)，没有取负对数 / the probability p(label), not its negative log."""
+    import torch
+
+    z = torch.as_tensor(logits, dtype=torch.float32)
+    return float(torch.exp(z[label] - _lse(z)))
+
+
+def _masked_mean_nll_probability(logits, labels, ignore_index=-100):
+    import torch
+
+    valid = labels != ignore_index
+    safe = torch.where(valid, labels, torch.zeros_like(labels))
+    per = torch.exp(logits.gather(-1, safe.unsqueeze(-1)).squeeze(-1) - _lse(logits))
+    per = torch.where(valid, per, torch.zeros_like(per))
+    return per.sum() / valid.sum()
+
+
 MISTAKES = [
     Mistake(
         id='no_max_subtraction',
@@ -161,5 +179,18 @@ MISTAKES = [
         overrides={"nll": _nll_log2, "masked_mean_nll": _masked_mean_nll_log2,
                    "HAND_NLL_LABEL_A": 0.6351},
         hint=2,
+    ),
+    Mistake(
+        id='probability_not_nll',
+        section="5.3、5.5",
+        zh="写出的是正确标签的概率，不是它的负对数：NLL 是 -log p(label)，概率越大 NLL 越小",
+        en="This is the right label's probability, not its negative log: the NLL is -log "
+        "p(label), which shrinks as the probability grows",
+        fix={"zh": "NLL = -log p(label) = log-sum-exp(z) - z[label]：算出概率之后还要取负对数",
+             "en": "NLL = -log p(label) = log-sum-exp(z) - z[label]: after the probability, take "
+                "its negative log"},
+        overrides={"nll": _nll_probability, "masked_mean_nll": _masked_mean_nll_probability,
+                   "HAND_NLL_LABEL_A": 0.6439},
+        hint=1,
     ),
 ]

@@ -21,6 +21,50 @@ class _UnsortedTokenizer:
         return "".join(self.itos[int(i)] for i in ids)
 
 
+class _SetOrderTokenizer:
+    """词表是 list(set(text))：集合的顺序，每次运行都可能不同 / the vocabulary in a set's order."""
+
+    def __init__(self, text):
+        self.chars = list(set(text))
+        self.vocab_size = len(self.chars)
+        self.stoi = {ch: i for i, ch in enumerate(self.chars)}
+        self.itos = {i: ch for i, ch in enumerate(self.chars)}
+
+    def encode(self, s):
+        return [self.stoi[ch] for ch in s]
+
+    def decode(self, ids):
+        return "".join(self.itos[int(i)] for i in ids)
+
+
+def _orders_meant(text: str) -> list[list[str]]:
+    """The orders of a text's characters a student may mean: sorted, reversed, first seen, by count."""
+    from collections import Counter
+
+    ordered = sorted(set(text))
+    return [ordered, ordered[::-1], list(dict.fromkeys(text)), [c for c, _ in Counter(text).most_common()]]
+
+
+def _in_no_fixed_order(seen) -> bool:
+    """Whether every call of the check is a tokenizer's table built consistently on its chars
+    (stoi and itos their inverse maps, vocab_size their count), with chars the text's characters
+    in some order, and at least one text's chars in none of the orders a student means: a set's
+    order (`list(set(text))`), which differs from one process to the next, so no variant can
+    reproduce the student's answer to compare it with (grader.judge.mistakes)."""
+    arbitrary = False
+    for s in seen:
+        if s.call.probe != "ex06.tables" or not s.got.ok or type(s.got.value) is not dict:
+            return False
+        text, value = s.call.args[0], s.got.value
+        chars, want = value.get("chars"), sorted(set(text))
+        if type(chars) is not list or sorted(chars) != want or value.get("vocab_size") != len(want):
+            return False
+        if value.get("stoi") != {c: chars.index(c) for c in want} or value.get("itos") != chars:
+            return False
+        arbitrary = arbitrary or chars not in _orders_meant(text)
+    return arbitrary
+
+
 class _OffByOneTokenizer:
     """编号从 1 开始 / ids start at 1."""
 
@@ -82,6 +126,19 @@ MISTAKES = [
              "en": "chars = sorted(set(text)), stoi = {ch: i for i, ch in enumerate(chars)"
                 "}"},
         overrides={"CharTokenizer": _UnsortedTokenizer},
+        hint=2,
+    ),
+    Mistake(
+        id='set_order_vocab',
+        section=_SECTION,
+        zh="词表没有排序：list(set(text)) 的顺序是集合的顺序，不固定（每次运行 Python 都可能不同），"
+        "所以字符的编号和课文对不上，换一次运行还会变",
+        en="The vocabulary is not sorted: list(set(text)) is in a set's order, which is not fixed (it can "
+        "change each time Python runs), so the ids differ from the lesson's, and from one run to the next",
+        fix={"zh": "chars = sorted(set(text))（排序后编号才固定：0 是换行、1 是空格）",
+             "en": "chars = sorted(set(text)) (sorted, the ids are fixed: 0 is the newline, 1 the space)"},
+        overrides={"CharTokenizer": _SetOrderTokenizer},
+        explains=_in_no_fixed_order,
         hint=2,
     ),
     Mistake(

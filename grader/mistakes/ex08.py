@@ -15,6 +15,16 @@ def _get_batch_bound_plus_one(data, block_size, batch_size, generator=None):
     return x, y
 
 
+def _get_batch_bound_minus_one(data, block_size, batch_size, generator=None):
+    """起点上界少了 1（以为 randint 的上界含在内）：最后一个合法起点抽不到 / the bound taken as inclusive."""
+    import torch
+
+    ix = torch.randint(len(data) - block_size - 1, (batch_size,), generator=generator)
+    x = torch.stack([data[i : i + block_size] for i in ix])
+    y = torch.stack([data[i + 1 : i + block_size + 1] for i in ix])
+    return x, y
+
+
 def _get_batch_y_not_shifted(data, block_size, batch_size, generator=None):
     """y 没有右移，等于 x / y is x itself."""
     import torch
@@ -47,6 +57,19 @@ MISTAKES = [
              "en": "ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator)"
                 " (exclusive bound, no + 1)"},
         overrides={"get_batch": _get_batch_bound_plus_one},
+        hint=2,
+    ),
+    Mistake(
+        id='randint_bound_minus_one',
+        section=_SECTION,
+        zh="起点的上界少了 1：torch.randint 的上界本来就不含在内，再减 1，最后一个合法的起点就永远抽不到了",
+        en="The start bound is one too small: torch.randint's bound is already exclusive, so with "
+        "one more subtracted the last legal start is never drawn",
+        fix={"zh": "ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator)"
+                "（上界不含，不要再 - 1）",
+             "en": "ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator)"
+                " (the bound is exclusive already: no - 1)"},
+        overrides={"get_batch": _get_batch_bound_minus_one},
         hint=2,
     ),
     Mistake(

@@ -41,6 +41,13 @@ def _small_init_zeros(embedding, std=0.01):
         embedding.weight.zero_()
 
 
+def _small_init_new_parameter(embedding, std=0.01):
+    import torch
+    import torch.nn as nn
+
+    embedding.weight = nn.Parameter(torch.randn_like(embedding.weight) * std)  # a new table / 换了一张新表
+
+
 MISTAKES = [
     Mistake(
         id='log2_not_ln',
@@ -83,6 +90,19 @@ MISTAKES = [
         fix={"zh": "在 torch.no_grad() 里 embedding.weight.normal_(0.0, std)",
              "en": "Inside torch.no_grad(): embedding.weight.normal_(0.0, std)"},
         overrides={"small_init_": _small_init_variance},
+        hint=3,
+    ),
+    Mistake(
+        id='new_parameter',
+        section=_SECTION,
+        zh="换掉了 Parameter：embedding.weight 被赋成了一个新的 nn.Parameter，数值分布对，但之前建好的优化器"
+        "（和其他引用这张表的地方）还拿着旧的那张表",
+        en="The Parameter was replaced: embedding.weight was assigned a new nn.Parameter; its values are "
+        "right, but an optimizer built before (and anything else holding the table) still has the old one",
+        fix={"zh": "不要给 embedding.weight 赋新值：在 torch.no_grad() 里原地 embedding.weight.normal_(0.0, std)",
+             "en": "Do not assign embedding.weight: refill it in place, inside torch.no_grad(): "
+                   "embedding.weight.normal_(0.0, std)"},
+        overrides={"small_init_": _small_init_new_parameter},
         hint=3,
     ),
     Mistake(

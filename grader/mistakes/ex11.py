@@ -58,6 +58,23 @@ def _single_batch(model, splits, block_size, batch_size, eval_iters, generator=N
     return out
 
 
+def _no_eval(model, splits, block_size, batch_size, eval_iters, generator=None):
+    import torch
+
+    was_training = model.training  # 没有 model.eval()：估计在调用前的模式里跑 / no model.eval()
+    out = {}
+    with torch.no_grad():
+        for name, data in splits.items():
+            losses = []
+            for _ in range(eval_iters):
+                x, y = get_batch(data, block_size, batch_size, generator=generator)
+                _, loss = model(x, y)
+                losses.append(loss.item())
+            out[name] = sum(losses) / len(losses)
+    model.train(was_training)
+    return out
+
+
 def _forced_train(model, splits, block_size, batch_size, eval_iters, generator=None):
     import torch
 
@@ -122,5 +139,17 @@ MISTAKES = [
              "en": "Restore the mode it had: model.train(was_training), not model.train()"},
         overrides={"estimate_loss": _forced_train},
         hint=3,
+    ),
+    Mistake(
+        id='no_eval',
+        section=SECTION,
+        zh="估计时模型没有切到 eval 模式：有 Dropout 的模型在 train 模式下每次算出的 loss 都带着随机丢弃",
+        en="The model is not switched to eval mode for the estimate: a model with Dropout "
+        "computes every loss with random units dropped in train mode",
+        fix={"zh": "估计之前 model.eval()（先记下 was_training，结束时 model.train(was_training)）",
+             "en": "model.eval() before the estimate (keep was_training first, model.train(was_training) "
+                "at the end)"},
+        overrides={"estimate_loss": _no_eval},
+        hint=1,
     ),
 ]

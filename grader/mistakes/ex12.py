@@ -16,7 +16,7 @@ SECTION = "bigram 一课「2.49 这条基线」与「优化器：第一次用现
 
 
 def _loop(train_data, val_data, vocab_size, max_iters, eval_interval, eval_iters, learning_rate,
-          batch_size, block_size, seed, *, zero_grad=True, est_iters=None, eval_before=False):
+          batch_size, block_size, seed, *, zero_grad=True, est_iters=None, eval_before=False, final=True):
     import torch
 
     torch.manual_seed(seed)
@@ -25,7 +25,7 @@ def _loop(train_data, val_data, vocab_size, max_iters, eval_interval, eval_iters
     splits = {"train": train_data, "val": val_data}
     history = []
     for it in range(max_iters):
-        if it % eval_interval == 0 or it == max_iters - 1:
+        if it % eval_interval == 0 or (final and it == max_iters - 1):
             if eval_before:
                 model.eval()  # 自己切到 eval，却没切回来 / switched to eval, never back
             losses = estimate_loss(model, splits, block_size, batch_size,
@@ -62,6 +62,12 @@ def _left_in_eval(train_data, val_data, vocab_size, max_iters=3000, eval_interva
                   eval_iters=200, learning_rate=1e-2, batch_size=32, block_size=8, seed=1337):
     return _loop(train_data, val_data, vocab_size, max_iters, eval_interval, eval_iters,
                  learning_rate, batch_size, block_size, seed, eval_before=True)
+
+
+def _no_final_estimate(train_data, val_data, vocab_size, max_iters=3000, eval_interval=300,
+                       eval_iters=200, learning_rate=1e-2, batch_size=32, block_size=8, seed=1337):
+    return _loop(train_data, val_data, vocab_size, max_iters, eval_interval, eval_iters,
+                 learning_rate, batch_size, block_size, seed, final=False)
 
 
 MISTAKES = [
@@ -109,6 +115,19 @@ MISTAKES = [
              "en": "Back to train mode after the estimate (estimate_loss restores "
                 "the mode, or model.train() after it)"},
         overrides={"train_bigram": _left_in_eval},
+        hint=2,
+    ),
+    Mistake(
+        id='no_final_estimate',
+        section=SECTION,
+        zh="最后一步没有估计：课文的循环在最后一步也估计一次，那次估计抽的 batch 在最后一个训练 batch 之前，"
+        "少了它，表的每一行都对，最后一步训练用的 batch 却不同",
+        en="No estimate at the last step: the lesson's loop estimates at the last step too, and its "
+        "batches are drawn before the last training batch; without it every row of the table matches "
+        "but the last step trains on another batch",
+        fix={"zh": "每 eval_interval 步估计一次，最后一步（it == max_iters - 1）也估计一次",
+             "en": "Estimate every eval_interval steps and at the last step too (it == max_iters - 1)"},
+        overrides={"train_bigram": _no_final_estimate},
         hint=2,
     ),
 ]

@@ -28,6 +28,23 @@ class Text:
         return self.en if lang == "en" else self.zh
 
 
+def section_of(value) -> Text:
+    """The course text's section an exercise cites, in both languages.
+
+    course.toml writes it as a zh/en table, `{ zh = "5.2, 5.7 练习 1", en = "section 5.2, 5.7,
+    exercise 1" }`; a plain string is the Chinese one, its English made by
+    grader.model.messages.section_text (numbers and words translated, quoted headings kept):
+
+    >>> section_of("5.2、5.7 练习 1").en
+    'section 5.2, 5.7 exercise 1'
+    """
+    if isinstance(value, Text):
+        return value
+    from grader.model.messages import section_text
+
+    return Text(zh=value, en=section_text(value, "en"))
+
+
 @dataclass(frozen=True)
 class Assignment:
     id: str
@@ -40,11 +57,14 @@ class Exercise:
     assignment: str
     file: str
     title: Text
-    section: str
+    section: Text  # a plain string is taken as the Chinese one (see section_of)
     points: int
     timeout: float
     hints: tuple[Text, ...]
     budget: float = 60.0  # seconds for all of the exercise's checks together (see grader.run.budgets)
+
+    def __post_init__(self):
+        object.__setattr__(self, "section", section_of(self.section))
 
     @property
     def module(self) -> str:
@@ -127,6 +147,13 @@ def _text(value, where: str) -> Text:
     return Text(zh=value["zh"], en=value["en"])
 
 
+def _section(value, where: str) -> Text:
+    """A zh/en table, or one non-empty string (the Chinese; see section_of)."""
+    if isinstance(value, str) and value.strip():
+        return section_of(value)
+    return _text(value, f"{where}: section")
+
+
 def _points(value, where: str) -> int:
     """A positive integer; `true` is not 1 (TOML booleans are Python ints)."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -182,7 +209,7 @@ def parse_course(data: dict, root: Path, *, check_files: bool = True) -> Course:
             raise CourseError(f"course.toml: {where}: 至少要有一条提示 / at least one hint is required")
         exercises.append(Exercise(
             id=ex_id, assignment=table["assignment"], file=table["file"],
-            title=_text(table["title"], f"{where}: title"), section=str(table["section"]),
+            title=_text(table["title"], f"{where}: title"), section=_section(table["section"], where),
             points=points, timeout=timeout, hints=hints, budget=budget,
         ))
     course = Course(

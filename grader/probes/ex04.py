@@ -1,14 +1,19 @@
-"""Probes for ex04 (prefix_logits, generate): fake models that count their calls.
+"""Probes for ex04 (prefix_logits, generate): small deterministic models whose logits show
+how they were called, and what the student's function returned, nothing else.
 
 A "model" for this exercise is any callable mapping ids [B, t] to logits [B, t, V]. The
-probes build small deterministic ones from a seeded generator, wrap them to record every
-call's context length, and return plain data: the result, the number of calls and the
-lengths. The judge's global RNG is never touched (forked where a model is initialised).
+probes build small deterministic ones from a seeded generator; the judge's global RNG is
+never touched (forked where a model is initialised).
 
 - `MixModel` is deliberately NOT causal: every position also sees the mean of the whole
   context. So returning `model(idx)` once differs from T prefix calls, and cropping the
   context in `generate` changes the distribution.
 - `TinyGPT` (grader/tinygpt.py) is causal: T prefix calls give what one forward gives.
+- `_Numbered` (generate) adds to its k-th call's logits row k of a fixed random table: an
+  extra or a missing call shifts every later call's distribution, so the tokens drawn after
+  it differ from the reference's.
+- `_Repeats` (prefix_logits) adds a fixed bias to a call whose context length it has seen
+  before: T prefix calls see none, an extra one (a full forward first) changes a row.
 """
 
 import torch
@@ -17,22 +22,48 @@ import torch.nn as nn
 from grader.fixtures.ex04 import MixModel
 from grader.probes.seeding import seed_global
 
+BIAS_ROWS = 64  # calls before _Numbered's table starts over (more than any check makes)
 
-def Recorder(model, lengths: list):  # noqa: N802 - builds a model
-    """Wraps a model (still an nn.Module: .eval(), .parameters() work); appends the length of
-    every context it is called with to `lengths`, a closure: not an attribute of the model the
-    student is handed (`model.lengths.clear()` has nothing to clear)."""
 
-    class _Recorder(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = model
+def _table(rows, vocab_size, seed, scale=3.0):
+    g = torch.Generator().manual_seed(10_000 + seed)
+    return torch.randn(rows, vocab_size, generator=g) * scale  # (rows, V)
 
-        def forward(self, idx):
-            lengths.append(idx.shape[1])  # an int of the tensor's shape (torch's, not the student's)
-            return self.model(idx)
 
-    return _Recorder()
+class _Numbered(nn.Module):
+    """`model` (still an nn.Module: .eval(), .parameters() work), its k-th call's logits moved
+    by row k of a fixed table (the count lives in a closure of this probe's call)."""
+
+    def __init__(self, model, vocab_size, seed):
+        super().__init__()
+        self.model = model
+        bias = _table(BIAS_ROWS, vocab_size, seed)
+        calls = iter(range(10**9))
+        self._bias = lambda: bias[next(calls) % BIAS_ROWS]  # (V,)
+
+    def forward(self, idx):
+        return self.model(idx) + self._bias()  # (B, t, V)
+
+
+class _Repeats(nn.Module):
+    """`model`, its logits moved by a fixed bias when called with a context length it has
+    already been called with."""
+
+    def __init__(self, model, vocab_size, seed):
+        super().__init__()
+        self.model = model
+        bias = _table(1, vocab_size, seed)[0]  # (V,)
+        seen: set = set()
+
+        def moved(t):
+            again = t in seen
+            seen.add(t)
+            return bias if again else torch.zeros_like(bias)
+
+        self._moved = moved
+
+    def forward(self, idx):
+        return self.model(idx) + self._moved(idx.shape[1])  # (B, t, V)
 
 
 def _tinygpt(vocab_size, block_size, seed):
@@ -59,13 +90,11 @@ def _ids(seed, shape, vocab_size):
 
 
 def prefix(mod, kind="mix", vocab_size=11, B=2, T=5, seed=0):
-    """prefix_logits on a fixed model: the logits, the number of calls, the sorted lengths."""
-    lengths: list = []
-    model = Recorder(_model(kind, vocab_size, seed), lengths)
+    """prefix_logits on a fixed model that moves a repeated context length's logits: (B, T, V) as returned."""
+    model = _Repeats(_model(kind, vocab_size, seed), vocab_size, seed)
     idx = _ids(seed + 1, (B, T), vocab_size)
     with torch.no_grad():
-        out = mod.prefix_logits(model, idx)
-    return {"logits": out, "calls": len(lengths), "lengths": sorted(lengths)}
+        return mod.prefix_logits(model, idx)
 
 
 def prefix_vs_forward(mod, vocab_size=13, B=2, T=6, seed=0):
@@ -78,10 +107,9 @@ def prefix_vs_forward(mod, vocab_size=13, B=2, T=6, seed=0):
 
 def generate(mod, kind="mix", vocab_size=11, B=2, T=3, max_new_tokens=6, block_size=None, temperature=None,
              seed=0, gseed=0, use_generator=True):
-    """generate with a seeded torch.Generator (or the global RNG, seeded and forked here):
-    the tokens, the number of model calls and the context length of each call."""
-    lengths: list = []
-    model = Recorder(_model(kind, vocab_size, seed, block_size=block_size or 8), lengths)
+    """generate with a seeded torch.Generator (or the global RNG, seeded and forked here), on a
+    model whose k-th call is moved by its own bias: the ids as returned (B, T + max_new_tokens)."""
+    model = _Numbered(_model(kind, vocab_size, seed, block_size=block_size or 8), vocab_size, seed)
     idx = _ids(seed + 1, (B, T), vocab_size)
     kwargs = {}
     if block_size is not None:
@@ -96,7 +124,7 @@ def generate(mod, kind="mix", vocab_size=11, B=2, T=3, max_new_tokens=6, block_s
             with torch.random.fork_rng():
                 seed_global(gseed)
                 out = mod.generate(model, idx.clone(), max_new_tokens, **kwargs)
-    return {"idx": out, "calls": len(lengths), "lengths": list(lengths)}
+    return out
 
 
 def generate_samples(mod, temperature, n=4000, vocab_size=5, gseed=0):

@@ -51,28 +51,17 @@ def trace(mod, B=2, T=4, C=8, V=32, n_head=2, n_layer=2, seed=0, labels=None):
         return _shapes(mod.trace_shapes(model, input_ids, labels))
 
 
-def trace_uses_labels(mod, B=3, T=5, C=12, V=20, seed=7):
-    """Whether trace_shapes(model, input_ids, labels) uses `labels` beyond reading its shape.
-
-    Every argument matters: a trace that builds flat_labels and the loss from input_ids
-    alone returns the same shapes, so the labels are handed in as a tensor subclass that
-    notes each torch function applied to it (`.shape` and `.size()` do not count)."""
-    used = []
-
-    class Labels(torch.Tensor):
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            if getattr(func, "__name__", "") not in ("__get__", "size", "dim"):
-                used.append(getattr(func, "__name__", "?"))
-            return super().__torch_function__(func, types, args, kwargs or {})
-
+def trace_longer_labels(mod, B=3, T=5, C=12, V=20, seed=7):
+    """trace_shapes(model, input_ids (B, T), labels (B, T + 1)), as returned: labels one column
+    longer than the logits have positions. A trace whose flat_labels and loss come from
+    `labels` cannot go through (view, reshape or the loss raises); one that builds them from
+    something else returns its shapes as usual. The judge reads which happened."""
     model = tinygpt(vocab_size=V, block_size=max(T, 8), n_embd=C, n_head=3, n_layer=1, seed=seed)
     g = torch.Generator().manual_seed(seed + 1)
     input_ids = torch.randint(V, (B, T), generator=g)  # (B, T)
-    labels = random_labels(seed + 2, B, T, V, n_ignored=1).as_subclass(Labels)  # (B, T)
+    labels = random_labels(seed + 2, B, T + 1, V, n_ignored=1)  # (B, T+1)
     with torch.no_grad():
-        mod.trace_shapes(model, input_ids, labels)
-    return bool(used)
+        return _shapes(mod.trace_shapes(model, input_ids, labels))
 
 
 def shape_answers(mod):

@@ -5,18 +5,26 @@ import torch
 from grader.probes.seeding import seed_global
 
 
+def _pair(returned):
+    """(x, y) from what get_batch returned; anything that is not a pair, as it is: the kit's own
+    unpacking never raises on the student's behalf (the judge says how the answer differs)."""
+    try:
+        x, y = returned
+    except (TypeError, ValueError):
+        return returned
+    return (x, y)
+
+
 def batch(mod, data, block_size, batch_size, seed):
     """get_batch with a fresh generator seeded `seed`: (x, y) as returned."""
     g = torch.Generator().manual_seed(seed)
-    x, y = mod.get_batch(data, block_size, batch_size, generator=g)
-    return (x, y)
+    return _pair(mod.get_batch(data, block_size, batch_size, generator=g))
 
 
 def batch_global(mod, data, block_size, batch_size, seed):
     """get_batch without a generator, after torch.manual_seed(seed): uses the global one."""
     seed_global(seed)
-    x, y = mod.get_batch(data, block_size, batch_size)
-    return (x, y)
+    return _pair(mod.get_batch(data, block_size, batch_size))
 
 
 def draws_once(mod, data, block_size, batch_size, seed):
@@ -31,7 +39,10 @@ def layout(mod, n, block_size, batch_size, seed):
     """Shapes, dtypes and memory layout of (x, y) on data = arange(n)."""
     g = torch.Generator().manual_seed(seed)
     data = torch.arange(n, dtype=torch.long)
-    x, y = mod.get_batch(data, block_size, batch_size, generator=g)
+    returned = _pair(mod.get_batch(data, block_size, batch_size, generator=g))
+    if not (isinstance(returned, tuple) and len(returned) == 2 and all(isinstance(t, torch.Tensor) for t in returned)):
+        return {"returned": type(returned).__name__}  # not two tensors: no layout for the kit to read
+    x, y = returned
     return {
         "x_shape": tuple(x.shape),
         "y_shape": tuple(y.shape),

@@ -1,104 +1,117 @@
-"""Probes for ex11 (estimate_loss).
+"""Probes for ex11 (estimate_loss): the student's estimate_loss called on models chosen so that
+what it returns shows how it ran, and what it returned, nothing else.
 
-The student's `estimate_loss` is called on a recording bigram model (the correct one from
-`grader.pieces`, logging each forward call: which split the batch came from, the model's mode,
-whether gradients were being recorded, the batch's loss). The module's `get_batch` is
-replaced by the correct one for the call (see `grader.pieces`: a bug in ex08 is not charged
-again here). Split i's data holds only the ids [16 i, 16 i + 16), so every batch says
-which split it came from whatever order or style the student's loop has.
+Each run calls `estimate_loss` once, on splits whose data holds only the ids [16 i, 16 i + 16)
+for split i, with the module's `get_batch` replaced by the correct one for the call (see
+`grader.pieces`: a bug in ex08 is not charged again here). The model is one of:
 
-Every probe seeds its own generators inside `torch.random.fork_rng`, so the global torch
-generator of the process is left as it was.
+- "plain": the correct bigram model (grader.pieces);
+- "other": the same class with other weights: an estimate of the model gives other numbers;
+- "dropout": the plain model's weights with dropout on its logits: in train mode its losses
+  are noisy, in eval mode it is the plain model;
+- "grad": the plain model, its loss reading 1 higher while gradients are being recorded;
+- "numbered": whatever the batch, its n-th forward call (n = 1, 2, …) has the loss 1 + n/100
+  (grader.fixtures.numbered): the mean an estimate returns shows which calls it averaged.
+
+The judge compares what came back (grader/checks/test_ex11_estimate_loss.py): "dropout" and
+"grad" must give the plain model's numbers, "plain" and "other" must differ. Every probe seeds
+its own generators inside `torch.random.fork_rng`, so the process's global generator is left
+as it was.
 """
 
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
-from grader.pieces import piece
 from grader.fixtures.corpus import lesson_splits
+from grader.fixtures.numbered import Numbered
+from grader.pieces import piece
 from grader.probes.common import attribute, swapped
 from grader.probes.seeding import seed_global
 
 K = 16  # ids per split
+KINDS = ("plain", "other", "dropout", "grad", "numbered")
+DROPOUT = 0.5
 
 
-def _recorder_class(log: list):
-    """The correct bigram model (grader.pieces), logging every forward call into `log`.
+def _with_dropout(model):
+    """Dropout on the table's output, i.e. on the bigram's logits, in train mode only."""
+    model.token_embedding_table.register_forward_hook(
+        lambda table, _inputs, out: F.dropout(out, DROPOUT, training=model.training))
+    return model
 
-    Made per run (the piece is imported only in the workers of the exercises that build on
-    it), and the log is a closure, not an attribute of the model the student is handed:
-    `model.log.clear()` has nothing to clear.
-    """
 
-    class Recorder(piece("BigramLanguageModel")):
-        """The correct bigram model, logging every forward call."""
+def _grad_class():
+    class GradAware(piece("BigramLanguageModel")):
+        """The correct bigram, its loss 1 higher while gradients are being recorded."""
 
         def forward(self, idx, targets=None):
-            logits, loss = super().forward(idx, targets)  # (B, T, C), ()
-            log.append({
-                "first_id": idx.detach().reshape(-1)[0].clone(),  # 0-dim: split i holds ids [K i, K i + K)
-                "training": self.training,
-                "grad": torch.is_grad_enabled(),
-                "loss": None if loss is None else loss.detach().clone(),
-                "shape": tuple(idx.shape),
-            })
+            logits, loss = super().forward(idx, targets)
+            if loss is not None and torch.is_grad_enabled():
+                loss = loss + 1.0
             return logits, loss
 
-    return Recorder
+    return GradAware
 
 
-def _run(mod, seed=0, names=("train", "val"), lengths=(300, 120), block_size=8, batch_size=4,
+def _model(kind: str, vocab_size: int, seed: int):
+    if kind not in KINDS:
+        raise ValueError(kind)
+    seed_global(seed + 500 if kind == "other" else seed)
+    if kind == "numbered":
+        return Numbered(vocab_size)
+    if kind == "grad":
+        return _grad_class()(vocab_size)
+    model = piece("BigramLanguageModel")(vocab_size)
+    return _with_dropout(model) if kind == "dropout" else model
+
+
+def _run(mod, kind, seed=0, names=("train", "val"), lengths=(300, 120), block_size=8, batch_size=4,
          eval_iters=10, mode="train", use_generator=True):
-    """Call the student's estimate_loss once; return (result, the forward log, model.training after)."""
+    """Call the student's estimate_loss once on a `kind` model: (result, model.training after)."""
     estimate = attribute(mod, "estimate_loss")
-    log: list = []
+    g = torch.Generator().manual_seed(seed)
+    splits = {name: torch.randint(K * i, K * (i + 1), (n,), generator=g) for i, (name, n) in enumerate(zip(names, lengths))}
     with torch.random.fork_rng(devices=[]):
-        seed_global(seed)
-        model = _recorder_class(log)(K * len(names))
-        splits = {name: torch.randint(K * i, K * (i + 1), (n,)) for i, (name, n) in enumerate(zip(names, lengths))}
+        model = _model(kind, K * len(names), seed)
         model.train(mode == "train")
-        seed_global(seed + 1000)  # the global generator, for calls without one
+        seed_global(seed + 1000)  # the global generator, for calls without one (and dropout)
         kwargs = {"generator": torch.Generator().manual_seed(seed + 1)} if use_generator else {}
         with swapped(mod, "estimate_loss", get_batch=piece("get_batch")):
             result = estimate(model, splits, block_size, batch_size, eval_iters, **kwargs)
-    return result, log, torch.nn.Module.__getattribute__(model, "training")
+    return result, torch.nn.Module.__getattribute__(model, "training")
 
 
 def values(mod, **params):
-    """The returned dict (values as returned: floats, or whatever the student gave)."""
-    result, _, _ = _run(mod, **params)
-    return result
+    """The returned dict on the plain model (values as returned: floats, or whatever the student gave)."""
+    return _run(mod, "plain", **params)[0]
 
 
-def run(mod, **params):
-    """One call, as observed: what it returned, every forward call's record, the mode after.
+def runs(mod, kinds=("plain",), **params):
+    """One call per model kind, the same splits, seeds and mode each time: {kind: {"result": as
+    returned, "training_after": model.training after the call}}. What the differences between
+    them mean is the judge's to derive (grader/checks/test_ex11_estimate_loss.py)."""
+    out = {}
+    for kind in kinds:
+        result, training = _run(mod, kind, **params)
+        out[kind] = {"result": result, "training_after": training}
+    return out
 
-    `{"result": …, "calls": [{"first_id", "training", "grad", "loss", "shape"}, …],
-    "training_after": bool}`. The facts (batches per split, their mean, grad or mode during
-    the call) are the judge's to derive (grader/checks/test_ex11_estimate_loss.py).
-    """
-    result, log, training = _run(mod, **params)
-    return {"result": result, "calls": log, "training_after": training}
 
-
-def lesson_step0(mod, corpus_path):
-    """The lesson's step 0: torch.manual_seed(1337), a fresh bigram model (the recording one),
+def lesson_step0(mod, corpus_path, seed=1337):
+    """The lesson's step 0: torch.manual_seed(seed) (the lesson's 1337), a fresh bigram model,
     then estimate_loss on tiny Shakespeare with the global generator (eval_iters=200, B=32,
-    T=8): what it returned, as returned, and every forward call's record (the judge rounds the
-    values like the lesson's table and ties them to the losses the model computed)."""
+    T=8): what it returned, as returned (the judge rounds it like the lesson's table)."""
     estimate = attribute(mod, "estimate_loss")
     train_data, val_data, vocab_size = lesson_splits(corpus_path)
-    splits = {"train": train_data, "val": val_data}
-    log: list = []
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         with torch.random.fork_rng(devices=[]):
-            seed_global(1337)
-            model = _recorder_class(log)(vocab_size)  # the piece's own draws: the lesson's weights
+            seed_global(seed)
+            model = piece("BigramLanguageModel")(vocab_size)  # the piece's own draws: the lesson's weights
             with swapped(mod, "estimate_loss", get_batch=piece("get_batch")):
-                result = estimate(model, splits, 8, 32, 200)
+                return estimate(model, {"train": train_data, "val": val_data}, 8, 32, 200)
     finally:
         torch.set_num_threads(threads)
-    return {"result": result, "calls": log}

@@ -1,23 +1,32 @@
-"""Probes for ex12 (train_bigram).
+"""Probes for ex12 (train_bigram): training runs, and what each returned, nothing else.
 
-One training run per subject and setting, cached, observed from the inside. What the
-student's file imported from earlier exercises is replaced for the run: `BigramLanguageModel`
-by the correct model from `grader.pieces`, `get_batch` / `estimate_loss` by the correct
-pieces (a bug in ex08, ex09 or ex11 is not charged again here). What the file itself
-defines is graded as written: its own `estimate_loss` runs as it is, and its own model
-class is instrumented as it is (a subclass adds the watch). The instrumented model
-records, without changing a single number:
+One run per subject, setting and model, cached and shared by the checks that look at it. What
+the student's file imported from earlier exercises is replaced for the run (`get_batch` and
+`estimate_loss` by the correct pieces of `grader.pieces`: a bug in ex08 or ex11 is not charged
+again here); what the file itself defines is graded as written. The model class the run finds
+under the name `BigramLanguageModel` is
 
-- every forward call, as "E" (gradient recording off: an estimate) or "T" (on: a
-  training step), run-length encoded in order, with the model's mode at each;
-- for every backward, whether the gradient left in `p.grad` after accumulation equals the
-  fresh gradient of this backward (a tensor hook sees the fresh one before it is
-  accumulated, `register_post_accumulate_grad_hook` sees the sum): any difference means
-  the previous step's gradient was not cleared.
+- "as written": the correct model (grader.pieces) where the file imports it from ex09, the
+  file's own class where it writes one;
+- otherwise a model of the probe's choosing, whatever the file holds, so that what the run
+  returns shows how it trained:
+  - "plain": the correct model;
+  - "estimate_reveal": the correct model, its loss reading 1 higher in train mode (a constant:
+    training is unchanged, an estimate made in train mode is not);
+  - "train_reveal": the correct model, its logits rolled by one id in eval mode (a training
+    step made in eval mode moves the table elsewhere; estimates are not compared);
+  - "bowl": a table pulled towards a fixed target table whatever the batch: the trained table
+    shows only the optimizer's steps (how many, at which learning rate, on which gradients);
+  - "numbered": grader.fixtures.numbered, whose n-th call has the loss 1 + n/100: each row of
+    the history shows which calls its estimate averaged, and how many training calls came
+    before it.
 
-Runs use one thread and `torch.random.fork_rng`, so the lesson's table is reproducible
-and the process's global generator is left as it was. The data is tiny Shakespeare read
-from `corpus_path`, encoded with the sorted character vocabulary, split 90/10.
+Each run returns the history as returned, the returned model's table
+(`token_embedding_table.weight`, the one built or a copy; else None), and whether the returned
+model is an instance of the class the run handed in. Runs use one thread and
+`torch.random.fork_rng`, so the lesson's table is reproducible and the process's global
+generator is left as it was. The data is tiny Shakespeare read from `corpus_path`, encoded
+with the sorted character vocabulary, split 90/10.
 """
 
 from __future__ import annotations
@@ -25,127 +34,141 @@ from __future__ import annotations
 import contextlib
 
 import torch
+import torch.nn as nn
 
-from grader.pieces import imported_from_earlier, piece
 from grader.fixtures.corpus import lesson_splits
-from grader.probes.common import attribute
-from grader.probes.common import swapped
+from grader.fixtures.numbered import Numbered
+from grader.pieces import imported_from_earlier, piece
+from grader.probes.common import attribute, swapped
+from grader.probes.seeding import seed_global
 
 LESSON_STEPS = (0, 300, 600, 900, 2700)
-# The short run the structural checks watch (fast; every argument away from its default,
-# so a loop that ignores one — AdamW at a hard-coded 1e-2, a fixed 65 — fails a check).
+# The short runs (fast; every argument away from its default, so a loop that ignores one —
+# AdamW at a hard-coded 1e-2, a fixed 65 — fails a check).
 SHORT = {"max_iters": 40, "eval_interval": 10, "eval_iters": 5, "learning_rate": 3e-2, "batch_size": 8,
          "block_size": 6, "seed": 7}
 SHORT_EXTRA_VOCAB = 5  # vocab_size = 65 + 5: a table with five ids the text never uses
+# The lesson's run at learning rate 0: the model never moves, so every row is an estimate of
+# the model it returns (eval_iters=200: each row within about 0.01 of the whole splits' loss).
+FROZEN = {"max_iters": 2, "eval_interval": 1, "learning_rate": 0.0}
+KINDS = ("as_written", "plain", "estimate_reveal", "train_reveal", "bowl", "numbered")
 
 _cache: dict = {}
 
 
-def _corpus(corpus_path):
-    return lesson_splits(corpus_path)
-
-
-class _Watch:
-    """What the instrumented model saw during one run."""
-
-    def __init__(self, progress=None, total=None):
-        self.models = []
-        self.events = []  # [[kind, count], ...]
-        self.train_forward_in_eval = 0
-        self.estimate_forward_in_train = 0
-        self.backwards = 0
-        self.estimate_losses = []  # the loss tensor of each estimate forward given targets, in order
-        self.accumulated = 0
-        self.first_accumulated = None
-        self.progress = progress if callable(progress) else None
-        self.total = total
-
-    def forward(self, model):
-        kind = "T" if torch.is_grad_enabled() else "E"
-        if self.events and self.events[-1][0] == kind:
-            self.events[-1][1] += 1
-        else:
-            self.events.append([kind, 1])
-        if kind == "T" and not model.training:
-            self.train_forward_in_eval += 1
-        if kind == "E" and model.training:
-            self.estimate_forward_in_train += 1
-
-    def accumulated_grad(self, param, fresh):
-        self.backwards += 1
-        if fresh is None or param.grad is None or not torch.equal(param.grad, fresh):
-            self.accumulated += 1
-            if self.first_accumulated is None:
-                self.first_accumulated = self.backwards - 1
-        if self.progress is not None:
-            self.progress(self.backwards, self.total)
-
-
-def _instrumented(watch: _Watch, base):
-    class BigramLanguageModel(base):
-        def __init__(self, vocab_size):
-            super().__init__(vocab_size)  # the same draws as the reference's model
-            watch.models.append(self)
-            self._fresh = {}
-            for name, p in self.named_parameters():
-                p.register_hook(self._keep(name))
-                p.register_post_accumulate_grad_hook(self._check(name))
-
-        def _keep(self, name):
-            def hook(grad):
-                self._fresh[name] = grad.detach().clone()
-            return hook
-
-        def _check(self, name):
-            def hook(param):
-                watch.accumulated_grad(param, self._fresh.pop(name, None))
-            return hook
+def _estimate_reveal(base):
+    class EstimateReveal(base):
+        """The correct bigram, its loss 1 higher in train mode (its gradient unchanged)."""
 
         def forward(self, idx, targets=None):
-            watch.forward(self)
-            out = super().forward(idx, targets)
-            loss = out[1] if isinstance(out, tuple) and len(out) == 2 else None
-            if targets is not None and not torch.is_grad_enabled() and isinstance(loss, torch.Tensor):
-                watch.estimate_losses.append(loss)  # as it came: sent as plain data, read by the judge
-            return out
+            logits, loss = super().forward(idx, targets)
+            return logits, (loss + 1.0 if loss is not None and self.training else loss)
+
+    return EstimateReveal
+
+
+def _train_reveal(base):
+    class TrainReveal(base):
+        """The correct bigram in train mode; in eval mode its logits rolled by one id."""
+
+        def __init__(self, vocab_size):
+            super().__init__(vocab_size)
+            table = self.token_embedding_table
+            table.register_forward_hook(lambda _t, _i, out: out if self.training else out.roll(1, dims=-1))
+
+    return TrainReveal
+
+
+class _Bowl(nn.Module):
+    """A table pulled towards a fixed target table, whatever the batch: its loss is their mean
+    squared distance. Both tables come from a generator of its own (the global one untouched)."""
+
+    def __init__(self, vocab_size):
+        super().__init__()
+        g = torch.Generator().manual_seed(1000 + vocab_size)
+        self.token_embedding_table = nn.Embedding(vocab_size, vocab_size, _weight=torch.randn(vocab_size, vocab_size, generator=g))
+        self.register_buffer("target", torch.randn(vocab_size, vocab_size, generator=g))  # (V, V)
+
+    def forward(self, idx, targets=None):
+        logits = self.token_embedding_table(idx)  # (B, T, V)
+        if targets is None:
+            return logits, None
+        return logits, ((self.token_embedding_table.weight - self.target) ** 2).mean()
+
+
+def _handed_class(kind: str):
+    """The class a forced run hands to train_bigram under the name BigramLanguageModel."""
+    if kind == "bowl":
+        return _Bowl
+    if kind == "numbered":
+        return Numbered
+    base = piece("BigramLanguageModel")
+    return {"plain": base, "estimate_reveal": _estimate_reveal(base), "train_reveal": _train_reveal(base)}[kind]
+
+
+def _with_progress(base, progress, total):
+    """`base`, reporting each training forward (gradients on) to the progress bar, for display."""
+    done = [0]
+
+    class BigramLanguageModel(base):
+        def forward(self, idx, targets=None):
+            if torch.is_grad_enabled():
+                done[0] += 1
+                progress(done[0], total)
+            return super().forward(idx, targets)
 
     return BigramLanguageModel
 
 
 @contextlib.contextmanager
-def _watched_model(mod, watch: _Watch):
-    """The model class train_bigram will find, instrumented for this run.
+def _model_class(mod, kind: str, progress, total):
+    """Put this run's model class under the name BigramLanguageModel for the call; yields it.
 
-    Imported from ex09 (or missing a piece): the correct model, swapped in by `swapped`.
-    Written in this file: the student's own class, instrumented as it is."""
+    "as_written": the correct model where the file imports it from ex09 (or lacks it), the
+    file's own class where it writes one. Any other kind: the probe's class, in place of
+    whatever the file holds (a known mistake's override finds it in its own globals too). With
+    `progress`, a subclass that reports the training forwards to the progress bar is put there."""
     own = vars(mod).get("BigramLanguageModel")
-    if own is None or imported_from_earlier(own) or not isinstance(own, type):
-        yield _instrumented(watch, piece("BigramLanguageModel"))
-        return
-    vars(mod)["BigramLanguageModel"] = _instrumented(watch, own)
+    if kind == "as_written" and (own is None or imported_from_earlier(own) or not isinstance(own, type)):
+        handed = piece("BigramLanguageModel")
+    elif kind == "as_written":
+        handed = own
+    else:
+        handed = _handed_class(kind)
+    shown = _with_progress(handed, progress, total) if callable(progress) else handed
+    spaces = [vars(mod)]
+    fn = vars(mod).get("train_bigram")
+    own_globals = getattr(fn, "__globals__", None)
+    if isinstance(own_globals, dict) and own_globals is not vars(mod):  # a known mistake's override
+        spaces.append(own_globals)
+    saved = [(space, space.get("BigramLanguageModel")) for space in spaces]
+    for space in spaces:
+        space["BigramLanguageModel"] = shown
     try:
-        yield None  # already in place; `swapped` leaves a name the file defines alone
+        yield handed
     finally:
-        vars(mod)["BigramLanguageModel"] = own
+        for space, old in saved:
+            if old is None:
+                space.pop("BigramLanguageModel", None)
+            else:
+                space["BigramLanguageModel"] = old
 
 
-def _run(mod, corpus_path, settings: dict, progress=None, extra_vocab: int = 0) -> dict:
-    """Run the student's train_bigram once for these settings (cached per subject)."""
+def _run(mod, corpus_path, settings: dict, kind: str = "as_written", progress=None, extra_vocab: int = 0) -> dict:
+    """Run the student's train_bigram once for these settings and this model (cached per subject)."""
     train_bigram = attribute(mod, "train_bigram")
-    key = (mod.__name__, id(train_bigram), corpus_path, tuple(sorted(settings.items())), extra_vocab)
+    key = (mod.__name__, id(train_bigram), corpus_path, tuple(sorted(settings.items())), extra_vocab, kind)
     if key in _cache:
         kept = _cache[key][1]
         if isinstance(kept, BaseException):
             raise kept
         return kept
-    train_data, val_data, vocab_size = _corpus(corpus_path)
-    watch = _Watch(progress, settings.get("max_iters", 3000))
+    train_data, val_data, vocab_size = lesson_splits(corpus_path)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with torch.random.fork_rng(devices=[]), _watched_model(mod, watch) as model_class, swapped(
-                mod, "train_bigram", **({"BigramLanguageModel": model_class} if model_class else {}),
-                get_batch=piece("get_batch"), estimate_loss=piece("estimate_loss")):
+        with torch.random.fork_rng(devices=[]), _model_class(mod, kind, progress, settings.get("max_iters", 3000)) \
+                as handed, swapped(mod, "train_bigram", get_batch=piece("get_batch"), estimate_loss=piece("estimate_loss")):
             result = train_bigram(train_data, val_data, vocab_size + extra_vocab, **settings)
         model, history = result  # the contract: (model, history)
     except Exception as err:  # one failed run is reported by every check that needs it
@@ -153,88 +176,60 @@ def _run(mod, corpus_path, settings: dict, progress=None, extra_vocab: int = 0) 
         raise
     finally:
         torch.set_num_threads(threads)
-    weight = None
-    if watch.models and model is watch.models[-1]:
-        weight = model.token_embedding_table.weight.detach().clone()  # (V, V)
-    # whatever model came back, the one built or a copy of it: the judge computes its losses
     table = getattr(getattr(model, "token_embedding_table", None), "weight", None)
-    returned_weight = table.detach().clone() if isinstance(table, torch.Tensor) else None
     out = {
-        "returned_weight": returned_weight,
-        "estimate_losses": list(watch.estimate_losses),
         "history": history,  # as returned: the judge reads its form and values (grader/checks/test_ex12…)
-        "models_built": len(watch.models),
-        "returned_built_model": bool(watch.models) and model is watch.models[-1],
-        "weight": weight,
-        "events": [tuple(e) for e in watch.events],
-        "train_forward_in_eval": watch.train_forward_in_eval,
-        "estimate_forward_in_train": watch.estimate_forward_in_train,
-        "backwards": watch.backwards,
-        "accumulated": watch.accumulated,
-        "first_accumulated": watch.first_accumulated,
+        "weight": table.detach().clone() if isinstance(table, torch.Tensor) else None,  # (V, V)
+        "handed_model": isinstance(model, handed),
     }
     _cache[key] = (train_bigram, out)  # the function is kept alive so its id is not reused
     return out
 
 
-def _full(mod, corpus_path, progress=None):
-    return _run(mod, corpus_path, {}, progress)  # the defaults: the lesson's run
-
-
-def _short(mod, corpus_path):
-    return _run(mod, corpus_path, dict(SHORT), extra_vocab=SHORT_EXTRA_VOCAB)
+def _short(mod, corpus_path, kind="as_written"):
+    return _run(mod, corpus_path, dict(SHORT), kind, extra_vocab=SHORT_EXTRA_VOCAB)
 
 
 # ---- the lesson's run (defaults) ------------------------------------------------------------
 
 def history(mod, corpus_path, progress=None):
-    """The full run's history, as train_bigram returned it (the judge rounds, reads the band
-    and the steps)."""
-    return _full(mod, corpus_path, progress)["history"]
+    """The lesson's run (the defaults): its history, as train_bigram returned it (the judge
+    rounds, reads the band and the steps)."""
+    return _run(mod, corpus_path, {}, progress=progress)["history"]
 
 
 def full_training(mod, corpus_path, progress=None):
-    """What the full run did, for the judge to tie the history to it: the returned model's table
-    (`token_embedding_table.weight`, the one built or a copy; else None), how many backward
-    passes it made, the loss of each estimate forward given targets, in order, and the order
-    of forward calls (estimates and training steps). A history no training produced (the
-    lesson's table, copied) is told apart."""
-    run = _full(mod, corpus_path, progress)
-    return {"weight": run["returned_weight"], "backwards": run["backwards"],
-            "estimate_losses": run["estimate_losses"], "events": run["events"]}
+    """The lesson's run: the returned model's table (the one built or a copy; else None). The
+    judge computes what it predicts and its losses over the whole splits."""
+    return {"weight": _run(mod, corpus_path, {}, progress=progress)["weight"]}
 
 
-# ---- the short run (structure) --------------------------------------------------------------
+def frozen_training(mod, corpus_path):
+    """The lesson's run at learning rate 0 for two steps: its history and the returned model's table."""
+    run = _run(mod, corpus_path, dict(FROZEN))
+    return {"history": run["history"], "weight": run["weight"]}
 
-def model_used(mod, corpus_path):
-    """How many models train_bigram built with the imported class, and whether it returned it."""
-    run = _short(mod, corpus_path)
-    return {"models_built": run["models_built"], "returned_built_model": run["returned_built_model"]}
 
+# ---- the short runs -------------------------------------------------------------------------
 
 def short_history(mod, corpus_path):
     """The short run's history, as returned (the judge reads its form too)."""
     return _short(mod, corpus_path)["history"]
 
 
-def gradients(mod, corpus_path):
-    """Backward passes, and in how many p.grad held more than this step's fresh gradient."""
-    run = _short(mod, corpus_path)
-    return {"backwards": run["backwards"], "accumulated": run["accumulated"]}
-
-
-def modes(mod, corpus_path):
-    """Training forwards run in eval mode, and estimate forwards run in train mode."""
-    run = _short(mod, corpus_path)
-    return {"train_forward_in_eval": run["train_forward_in_eval"],
-            "estimate_forward_in_train": run["estimate_forward_in_train"]}
-
-
-def events(mod, corpus_path):
-    """The order of forward calls: ("E", n) estimate forwards, ("T", n) training forwards."""
-    return _short(mod, corpus_path)["events"]
-
-
 def final_weight(mod, corpus_path):
     """The returned model's table after the short run."""
     return _short(mod, corpus_path)["weight"]
+
+
+def handed(mod, corpus_path, kinds=("plain",)):
+    """The short run once per model kind the probe hands in: {kind: {"history", "weight",
+    "handed_model"}}, and the table a model of the handed class starts from when built right
+    after `torch.manual_seed(seed)` ("untrained", built here, outside the student's code)."""
+    out = {kind: _short(mod, corpus_path, kind) for kind in kinds}
+    with torch.random.fork_rng(devices=[]):
+        seed_global(SHORT["seed"])
+        _, _, vocab_size = lesson_splits(corpus_path)
+        start = piece("BigramLanguageModel")(vocab_size + SHORT_EXTRA_VOCAB)
+    out["untrained"] = start.token_embedding_table.weight.detach().clone()  # (V, V)
+    return out

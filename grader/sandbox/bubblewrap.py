@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 from grader.model.paths import PACKAGE_DIR
-from grader.sandbox import seccomp
+import grader.sandbox.seccomp as seccomp
 from grader.sandbox.isolation import WAY_OUT, IsolationUnavailable
 
 TMP_SIZE = 512 * 1024 * 1024  # bytes of /tmp inside the sandbox
@@ -102,11 +102,10 @@ def _parents(paths: list[str]) -> list[str]:
 def _files(data: list[str], package: Path) -> list[str]:
     roots = python_roots()
     view = [str(path) for path in worker_view(package)]
-    # the writable folders first: what is bound below comes after, so that an interpreter, a
-    # kit or data that live under the host's /tmp are bound inside the sandbox's /tmp, not hidden by it
-    argv = [*_system(), "--dev", "/dev", "--proc", "/proc",
+    # the writable places first: what is bound below (a kit or a venv under /tmp) stays visible
+    argv = ["--dev", "/dev", "--proc", "/proc",
             "--perms", "0755", "--size", str(TMP_SIZE), "--tmpfs", "/tmp",
-            "--perms", "0755", "--size", str(SHM_SIZE), "--tmpfs", "/dev/shm"]
+            "--perms", "0755", "--size", str(SHM_SIZE), "--tmpfs", "/dev/shm", *_system()]
     for parent in _parents([*roots, *view, *data]):
         if not any(parent == r or parent.startswith(r.rstrip("/") + "/") for r in roots):
             argv += ["--perms", "0755", "--dir", parent]

@@ -88,19 +88,18 @@ def check_unreadable(paths: list[str], uid: int = WORKER_UID) -> None:
 
 
 def check_readable(paths: list[str], uid: int = WORKER_UID) -> None:
-    """IsolationUnavailable, naming them, when a worker of `uid` could not read what it needs
-    (`paths` that exist: Python and its packages, the kit's worker side, the lesson's data): its
-    imports and reads would fail, charged to the student."""
+    """IsolationUnavailable when a worker of `uid` could not read what it needs (Python, the
+    kit's worker side, the lesson's data): said with the way out, before anything is graded."""
     present = [p for p in paths if os.path.exists(p)]
-    unreadable = [p for p in present if p not in set(readable_as(present, uid))]
-    if unreadable:
-        shown = " ".join(unreadable)
+    unread = sorted(set(present) - set(readable_as(present, uid)))
+    if unread:
+        shown = " ".join(unread[:6]) + (" …" if len(unread) > 6 else "")
         raise IsolationUnavailable(
-            f"容器模式下工作进程（uid {uid}）读不到它需要的：{shown}。办法：让 uid {uid} 能读到它们"
-            f"（chmod o+rX，上层文件夹也要能进入），或把 Python 和数据放在它能读的地方",
+            f"容器模式下工作进程（uid {uid}）读不到它需要的：{shown}。办法：把 Python 与评分工具装在其他用户能读的地方"
+            f"（例如 /usr/local），或 chmod o+rx 这些路径及其上层文件夹",
             f"in the container tier the workers (uid {uid}) cannot read what they need: {shown}. The way out: "
-            f"make them readable by uid {uid} (chmod o+rX, and the folders above them enterable), or keep "
-            f"Python and the data where it can read them")
+            f"install Python and the kit where other users can read them (/usr/local, say), or chmod o+rx "
+            f"these paths and the folders above them")
 
 
 __all__ = ["WORKER_UID", "require_root", "readable_as", "check_unreadable", "check_readable"]

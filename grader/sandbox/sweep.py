@@ -6,8 +6,7 @@ one, so that no exercise's code (and no student's) can reach the next:
 - bubblewrap: the zygote is the sandbox's PID 1; `kill(-1, SIGKILL)` reaches every other
   process in the sandbox at once (the kernel signals them all in one pass: a process forking
   in a loop cannot outrun it), repeated until only the zygote is left; then the writable
-  folders (`/tmp`, `/dev/shm`) are emptied, but for the folders bubblewrap itself made there
-  on the way to what it bound (`skeleton`).
+  folders (`/tmp`, `/dev/shm`) are emptied.
 - container: every process of the worker's uid is killed the same way, from a child that has
   that uid (`kill(-1)` from a uid reaches that uid's processes and no others); then what that
   uid owns in the writable folders is removed.
@@ -99,49 +98,29 @@ def _owned_processes(uid: int) -> list[int]:
     return found
 
 
-def skeleton(folders=("/tmp", "/dev/shm")) -> frozenset[str]:
-    """What the sandbox itself holds in its writable folders before any worker runs: the folders
-    bubblewrap made on the way to what it bound there (an interpreter, a kit or data that live
-    under the host's /tmp) and those bound paths. `empty` keeps them and never enters a bound one.
-
-        skeleton()   # frozenset({'/tmp/ci', '/tmp/ci/venv'}) where the venv is /tmp/ci/venv
-    """
-    found: set[str] = set()
-    for top in folders:
-        try:
-            device = os.lstat(top).st_dev
-        except OSError:
-            continue
-        for root, dirs, files in os.walk(top):
-            found.update(os.path.join(root, name) for name in [*dirs, *files])
-            dirs[:] = [d for d in dirs if not _mounted(os.path.join(root, d), device)]
-    return frozenset(found)
-
-
-def _mounted(path: str, device: int) -> bool:
-    """Whether `path` lies on another file system than `device` (something bound there)."""
-    try:
-        return os.lstat(path).st_dev != device
-    except OSError:
-        return True
-
-
-def empty(folders=WRITABLE, keep: frozenset[str] = frozenset()) -> bool:
-    """Remove everything inside each folder (the folders themselves stay) but `keep`
-    (`skeleton()`); False when something of `keep` is gone (a worker moved it away)."""
+def empty(folders=WRITABLE, keep=frozenset()) -> None:
+    """Remove everything inside each folder but the paths in `keep` (the folders holding what
+    the sandbox binds there, made before any worker ran); the folders themselves stay."""
     for folder in folders:
         try:
             names = os.listdir(folder)
-            device = os.lstat(folder).st_dev
         except OSError:
             continue
         for name in names:
             path = os.path.join(folder, name)
             if path not in keep:
                 _remove(path)
-            elif os.path.isdir(path) and not os.path.islink(path) and not _mounted(path, device):
-                empty([path], keep)  # a folder on the way to something bound: what a worker added in it goes
-    return all(os.path.lexists(path) for path in keep)
+
+
+def entries(folders=WRITABLE) -> frozenset[str]:
+    """What the folders hold now (at the zygote's start: its own, to be kept)."""
+    found = set()
+    for folder in folders:
+        try:
+            found.update(os.path.join(folder, name) for name in os.listdir(folder))
+        except OSError:
+            pass
+    return frozenset(found)
 
 
 def remove_owned(uid: int, folders=WRITABLE) -> None:
@@ -181,8 +160,8 @@ def _remove_tree(path: str) -> None:
     while stack:
         fd = stack[-1][0]
         deeper = None
-        with os.scandir(fd) as entries:
-            for entry in entries:
+        with os.scandir(fd) as listing:
+            for entry in listing:
                 try:
                     if not entry.is_dir(follow_symlinks=False):
                         os.unlink(entry.name, dir_fd=fd)
@@ -212,4 +191,4 @@ def _remove_tree(path: str) -> None:
                 stuck.add(key)
 
 
-__all__ = ["kill_everything_else", "kill_uid", "skeleton", "empty", "remove_owned", "WRITABLE"]
+__all__ = ["kill_everything_else", "kill_uid", "empty", "entries", "remove_owned", "WRITABLE"]

@@ -214,7 +214,7 @@ def serve(channel, dump_fd: int | None = None) -> None:
         sys.path.insert(0, folder)
     # Stand-ins for earlier exercises a submission lacks (ex11 imports ex08's get_batch).
     sys.path.append(str(PACKAGE_DIR / "earlier"))
-    take_output = redirect_output(workdir)
+    take_output = redirect_output(workdir, dump_fd)
     submissions: dict[str, Submission] = {}
     worker = os.getpid()
 

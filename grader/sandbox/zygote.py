@@ -79,7 +79,7 @@ class Zygote:
         self._starts += 1
         try:
             if self.tier == BUBBLEWRAP:
-                from grader.sandbox import bubblewrap
+                import grader.sandbox.bubblewrap as bubblewrap
 
                 self._handle = bubblewrap.start(theirs.fileno(), self.data)
                 self.pid = self._handle.zygote_pid

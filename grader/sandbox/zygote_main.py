@@ -140,12 +140,12 @@ def zygote_main(sock: socket.socket, config: dict) -> None:
     # What is loaded now lives as long as every worker: their garbage collections never walk it.
     gc.freeze()
     ready = {"ready": os.getpid(), **(self_check(config.get("unseen") or [], tier) if tier != "practice" else {})}
-    from grader.sandbox import sweep
+    import grader.sandbox.sweep as sweep
 
-    kept = sweep.skeleton() if tier == "bubblewrap" else frozenset()  # what bubblewrap put in /tmp
+    config["keep"] = sweep.entries(("/tmp", "/dev/shm")) if tier == "bubblewrap" else frozenset()
     syscalls = None
     if tier == "container":  # built here, as root: a worker imports nothing once it has dropped to its uid
-        from grader.sandbox import seccomp
+        import grader.sandbox.seccomp as seccomp
 
         syscalls = seccomp.build()
     send_frame(sock, plaincodec.encode(ready))
@@ -163,8 +163,7 @@ def zygote_main(sock: socket.socket, config: dict) -> None:
         if "sweep" in request:
             for fd in fds:
                 os.close(fd)
-            if not _sweep(tier, config, reap, kept):
-                exits.leave(status_fds)  # the sandbox lost a part of itself: the judge starts a new one
+            _sweep(tier, config, reap)
             sock.sendall(_reply(number, "swept"))
             continue
         forked += 1
@@ -177,19 +176,17 @@ def _reply(number: int, value) -> bytes:
     return struct.pack("!I", len(blob)) + blob
 
 
-def _sweep(tier: str, config: dict, reap, kept: frozenset[str]) -> bool:
-    """Kill and remove what the last worker left; False when the sandbox is no longer whole."""
-    from grader.sandbox import sweep
+def _sweep(tier: str, config: dict, reap) -> None:
+    import grader.sandbox.sweep as sweep
 
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     try:
         if tier == "bubblewrap":
             sweep.kill_everything_else(reap=lambda: reap(None, None))
-            return sweep.empty(("/tmp", "/dev/shm"), keep=kept)
-        if tier == "container":
+            sweep.empty(("/tmp", "/dev/shm"), keep=config["keep"])
+        elif tier == "container":
             sweep.kill_uid(config["uid"], reap=lambda: reap(None, None))
             sweep.remove_owned(config["uid"])
-        return True
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
 

@@ -86,7 +86,7 @@ def test_a_report_file_that_cannot_be_written_is_refused_before_grading(grade_ex
     for where, said in ((tmp_path / "nowhere" / "report.txt", "does not exist"), (tmp_path, "is a directory"),
                         (out / "grades.csv", "OUT"), (sub / "ex01_windows.py", "code file"), (tmp_path / "pipe", "FIFO"),
                         (tmp_path / "to-code.json", "code file"), (tmp_path / "to-pipe.json", "FIFO")):
-        run = grade(grade_exe, "ex01", "--reference", "--out", str(where))
+        run = grade(grade_exe, "--lang", "en", "ex01", "--reference", "--out", str(where))
         assert run.returncode == 2 and said in run.stderr, run.stderr
         assert "Traceback" not in run.stdout + run.stderr
     assert (out / "grades.csv").read_text() == "student,total\n" and (sub / "ex01_windows.py").read_text() == "X = 1\n"
