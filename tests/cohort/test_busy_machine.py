@@ -2,7 +2,7 @@
 
 A call's limit counts the student's own CPU and idle time, never the time it waited for a core
 (grader.sandbox.clock). `grade batch -j 2` grades a cohort of correct submissions of chapter 5,
-ex06 and ex07 (the checks that once failed on a loaded machine: ex06's whole corpus, ex07's
+ex06 and ex07 (the checks that take the most of a call's limit: ex06's whole corpus, ex07's
 split) while every core also runs two busy loops: each correct student keeps full marks, and
 another student's endless loop is still stopped at its limit. (The whole course, side by side
 with a quiet run, is bench/'s.)

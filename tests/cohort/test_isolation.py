@@ -174,7 +174,7 @@ def test_a_key_in_the_kernels_keyrings_reaches_no_other_worker(course_13, tmp_pa
 
 def test_a_student_folder_linked_into_dir_is_hidden_where_it_lies(course, tmp_path):
     """DIR/alice links to alice's real folder elsewhere (readable by all): mallory's code reads
-    it there and runs it. Out of reach like DIR itself; it once scored 10/10."""
+    it there and runs it. Out of reach like DIR itself."""
     real = tmp_path / "elsewhere" / "alice"
     real.mkdir(parents=True)
     (real / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
@@ -200,8 +200,7 @@ make_windows, shift_pairs, count_targets = _ns["make_windows"], _ns["shift_pairs
 def test_another_runs_students_are_out_of_reach(course, tmp_path):
     """Batch A's cohort, and a single run's `--submission` folder, where every user may read
     them: a student of a later batch B reads a file there by its path (the path is in
-    /proc/PID/cmdline while A runs). Neither is in B's sandbox: B's student scores nothing;
-    once it scored 10/10."""
+    /proc/PID/cmdline while A runs). Neither is in B's sandbox: B's student scores nothing."""
     import shutil
 
     cohort_a, single = tmp_path / "cohort-a", tmp_path / "single"

@@ -589,8 +589,8 @@ def test_as_a_user_the_worker_cannot_signal_the_grader():
 @pytest.mark.parametrize("as_user", [False, True], ids=["root", "user"])
 def test_a_program_the_code_starts_cannot_trace_the_worker(as_user):
     """A program the code starts tries ptrace(PTRACE_ATTACH) on the worker, to stop it and rewrite
-    its memory: the sandbox's syscall filter refuses it (EPERM), as root and as a user (the same
-    uid: it once stopped the worker)."""
+    its memory: the sandbox's syscall filter refuses it (EPERM), as root and as a user (the
+    same uid as the worker's)."""
     import tempfile
 
     if as_user and os.geteuid() != 0:
