@@ -70,9 +70,9 @@ class Zygote:
     def start(self, wait: bool = True) -> "Zygote":
         """Start it (once; again after it ended). IsolationUnavailable when an official tier's
         sandbox cannot be built or its self-check finds something a worker must not see.
-        `wait=False`: started, its readiness awaited later (`ready()`), from any thread: a
-        process started from a thread that ends would end with it (the zygote dies with the
-        thread that started it, `PR_SET_PDEATHSIG`)."""
+        `wait=False`: started, not waited for; `ready()` waits, from another thread if need be
+        (start it from a thread that lives as long as it: it dies with the thread that started
+        it, `PR_SET_PDEATHSIG`)."""
         if self._sock is not None:
             return self
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -212,7 +212,7 @@ class Zygote:
                 self.start()
             except IsolationUnavailable:  # it ran before, and cannot be started again: the grader's problem
                 raise ZygoteGone(self.pid) from None
-        self.start()
+        self.start()  # never started: IsolationUnavailable says the way out
         number = secrets.randbits(62)  # a batch's judges share a zygote's socket in turn: never repeated
         body = plaincodec.encode({**request, "request": number})
         try:
