@@ -14,7 +14,7 @@ other process of the sandbox and empties what the worker could write (`grader.sa
 | IPC, host    | `--unshare-ipc --unshare-uts --unshare-cgroup-try`                               |
 | user         | as root: `--cap-drop ALL` (the zygote keeps what it needs to drop each worker to an unprivileged uid and to sweep); as a user: `--unshare-user`, no capability |
 | files        | a fresh root holding, read-only, the system's libraries, Python and its packages, the lesson's data and the kit's worker side only (`worker_view`): the reference, the checks, the mistakes, the course secret, the cohort and every other folder are simply not there |
-| writable     | a size-capped tmpfs on `/tmp` and `/dev/shm`, emptied after each worker but for what the sandbox put there itself (`sweep.skeleton`) |
+| writable     | a size-capped tmpfs on `/tmp` and `/dev/shm`, emptied after each worker          |
 | environment  | `--clearenv`: only what Python needs                                             |
 | syscalls     | `--seccomp`: the filter of `grader.sandbox.seccomp`                              |
 

@@ -300,7 +300,8 @@ def graded(tmp_path_factory):
     watched = [KIT / "solutions", KIT / "grader", cohort]
     before = snapshot(*watched)
     proc = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(cohort), "--out", str(out), "-j", "2",
-                                     "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp)
+                                     "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp)
     seen = []  # the attacks' processes, named, while they ran: the look for what is left can find them
 
     def look() -> None:

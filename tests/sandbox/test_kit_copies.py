@@ -36,8 +36,10 @@ def test_a_build_folder_in_the_checkout_is_out_of_a_workers_reach(tmp_path):
     kit = tmp_path / "kit"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade*")
     for name in SOURCES:
-        (shutil.copytree if (KIT / name).is_dir() else shutil.copy2)(KIT / name, kit / name,
-                                                                     **({"ignore": ignore} if (KIT / name).is_dir() else {}))
+        if (KIT / name).is_dir():
+            shutil.copytree(KIT / name, kit / name, ignore=ignore)
+        else:
+            shutil.copy2(KIT / name, kit / name)
     shutil.copytree(kit / "solutions", kit / "build" / "lib" / "grader" / "_kit" / "solutions")
     for folder, _, _ in os.walk(tmp_path):
         os.chmod(folder, 0o755)

@@ -28,7 +28,8 @@ def test_a_reply_left_unread_is_not_the_next_askers():
             dump_read, dump_write = os.pipe()
             status_read, status_write = os.pipe()
             body = plaincodec.encode({"fork": True, "request": 7})
-            socket.send_fds(zygote._sock, [struct.pack("!I", len(body))], [worker_end.fileno(), dump_write, status_write])
+            socket.send_fds(zygote._sock, [struct.pack("!I", len(body))],
+                            [worker_end.fileno(), dump_write, status_write])
             zygote._sock.sendall(body)
             os.kill(os.getpid(), signal.SIGKILL)
         os.waitpid(asker, 0)
