@@ -9,7 +9,7 @@ A reference solution (`solutions/exNN_*.py`) marks what the student writes, as n
         ### END SOLUTION
 
     ### BEGIN SOLUTION 填一个 int：参数个数 / an int: the number of parameters
-    ANSWER_PARAMS = 409_600_000
+    ANSWER_PARAMS = 123_456_789
     ### END SOLUTION
 
 and the stub (`exercises/exNN_*.py`) is that file with each region replaced:

@@ -327,7 +327,7 @@ class CorpusMissing(RuntimeError):
 def _reads_the_corpus(course: Course, exercise_id: str) -> bool:
     """Whether an exercise's checks read the lesson's corpus (its check module asks for it)."""
     try:
-        return "corpus_path" in (course.checks_dir / course.exercise(exercise_id).check_module).read_text(encoding="utf-8")
+        return "corpus_path" in (course.unit(exercise_id) / "checks.py").read_text(encoding="utf-8")
     except OSError:
         return True
 

@@ -213,7 +213,7 @@ def _check_titles(course: Course | None, ex_id: str) -> dict:
     if course is None or not _has(course, ex_id):
         return {}
     try:
-        tree = ast.parse((course.checks_dir / course.exercise(ex_id).check_module).read_text(encoding="utf-8"))
+        tree = ast.parse((course.unit(ex_id) / "checks.py").read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError):
         return {}
     return {node.name: title_from_doc(ast.get_docstring(node), node.name) for node in tree.body

@@ -10,6 +10,7 @@ from grader.commands.options import ISOLATION_OPTION
 from grader.commands.paths import AnyPath, OutputFile
 from grader.model.course import CourseError
 from grader.model.messages import say
+from grader.report.gradescope import HIDDEN_CHOICES
 from grader.report.render import FORMATS
 
 
@@ -23,7 +24,7 @@ def grading_options(func):
                           "repeat it with an --out each to write several in one run"),
         click.option("--out", "outs", type=OutputFile(), multiple=True,
                      help="写入文件，与 --format 按顺序配对 / write to FILE, paired with --format in order"),
-        click.option("--hidden-visibility", "hidden_visibility", type=click.Choice(["after_published", "hidden"]),
+        click.option("--hidden-visibility", "hidden_visibility", type=click.Choice(HIDDEN_CHOICES),
                      default=None, help="gradescope: 隐藏检查何时可见 / when students see hidden checks "
                                         "(default after_published)"),
         click.option("--color/--no-color", default=None, help="彩色输出 / colored text"),
@@ -73,9 +74,12 @@ def make_grade_command(name: str) -> click.Command:
             except CourseError:
                 raise click.UsageError(say("unknown_exercise", obj.lang, id=name,
                                            known=", ".join(e.id for e in course.exercises))) from None
+        from grader.student.progress import record_attempt
+
         code = grade_command(course, ids, submission=submission, reference=reference, outputs=outputs,
                              color=color, lang=obj.lang, hidden_visibility=hidden_visibility,
-                             show_hidden=show_hidden, show_answers=show_answers, isolation=isolation)
+                             show_hidden=show_hidden, show_answers=show_answers, isolation=isolation,
+                             record=record_attempt)
         sys.exit(code)
 
     return command

@@ -160,6 +160,7 @@ for _name, _target, _help in (
     ("batch", "grader.commands.batch:batch", "批量评分 / grade a cohort"),
     ("merge", "grader.commands.merge:merge", "合并分片成绩 / merge sharded gradebooks"),
     ("report", "grader.commands.report:report", "班级报告 report.html / the cohort report of a gradebook"),
+    ("new", "grader.commands.new:new", "新建一个练习 / scaffold a new exercise"),
     ("close-secrets", "grader.commands.close_secrets:close_secrets",
      "容器模式：让工作进程读不到秘密 / the container tier: close the kit's secrets to other users"),
 ):

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 import torch
 
+from grader.judge.sealed import Sealed
+from grader.report.humanize import number_in_value as _fmt_number
+from grader.report.humanize import short  # noqa: F401  (the checks' vocabulary: grader.judge.compare.short)
+
 
 @dataclass(frozen=True)
 class Tol:
@@ -32,84 +36,6 @@ class Mismatch:
     zh: str
     en: str
     what: str = "value"  # value | type | length | shape | dtype | keys: what differs, in a word
-
-
-def short(value, limit: int = 60) -> str:
-    """A one-line form for the report: shapes for tensors, values for the rest. Never longer
-    than about `limit` characters, and never built longer first: a student's answer may be
-    a dict keyed by 16 MB tensors, or an int of 5,000 digits."""
-    if isinstance(value, torch.Tensor):
-        return str(tuple(value.shape)) if value.dim() else _fmt_number(value.item())
-    if isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
-        return " ".join(short(v) for v in value[:8]) + (" …" if len(value) > 8 else "")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        from grader.report.humanize import number
-
-        return number(value)  # a count read by people: 409,600,000 (409.6M)
-    text = _inline(value, limit)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _inline(value, limit: int = 60, depth: int = 0) -> str:
-    """One line, recursively, about `limit` characters at most however large the value;
-    tensors inside containers (dict keys too) as `T(2, 4)`."""
-    if depth > 6 or limit <= 0:
-        return "…"
-    if isinstance(value, torch.Tensor):
-        return f"T{tuple(value.shape)}" if value.dim() else _fmt_number(value.item())
-    if isinstance(value, dict) and "__unsupported__" in value and len(value) == 1:
-        return f"<{_cut(str(value['__unsupported__']), limit)}>"
-    if isinstance(value, dict):
-        pairs = ((k, v) for k, v in value.items())
-        return _items("{", "}", pairs, limit, depth, lambda kv, room: f"{_inline(kv[0], room, depth + 1)}: "
-                                                                    f"{_inline(kv[1], room, depth + 1)}")
-    if isinstance(value, (list, tuple)):
-        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ",)" if len(value) == 1 else ")")
-        return _items(opening, closing, iter(value), limit, depth, lambda v, room: _inline(v, room, depth + 1))
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, (int, float)):
-        return _fmt_number(value)
-    if isinstance(value, str):
-        text = repr(value[:limit]).replace("\n", " ")
-        return text if len(value) <= limit else text[:-1] + "…" + text[-1]
-    return _cut(repr(value).replace("\n", " "), limit)  # plain data holds nothing else
-
-
-def _items(opening: str, closing: str, items, limit: int, depth: int, show) -> str:
-    """`[a, b, …]`: items shown while they fit in `limit`, the rest as "…", never all rendered."""
-    parts, used = [], len(opening) + len(closing)
-    for item in items:
-        if used >= limit:
-            parts.append("…")
-            break
-        text = show(item, limit - used)
-        parts.append(text)
-        used += len(text) + 2
-    return opening + ", ".join(parts) + closing
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: max(limit - 1, 1)] + "…"
-
-
-def _fmt_number(x) -> str:
-    """A number inside a value (a list item, a tensor element): ints plain, floats to 4 decimals.
-
-    A number on its own gets the long form from `short` (grader.report.humanize: `409,600,000 (409.6M)`);
-    inside a list, thousands separators would read as more items.
-    """
-    import math
-
-    if isinstance(x, bool) or not isinstance(x, float):
-        if isinstance(x, int):
-            from grader.report.humanize import int_text
-
-            return int_text(x)
-        return str(x)
-    if math.isnan(x) or math.isinf(x):
-        return str(x)
-    return f"{x:.4f}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3g}"
 
 
 def kind(value) -> str:
@@ -211,6 +137,11 @@ def _keys_mismatch(missing, extra) -> Mismatch:
 def _compare(expected, got, tol: Tol, dtype: bool, path: str) -> Mismatch | None:
     """The first difference of one part (a dict or a tuple that did not match in kind included)."""
     where = f" {path}" if path else ""
+    if isinstance(expected, Sealed) or isinstance(got, Sealed):  # a hand answer in a student release
+        sealed, other = (expected, got) if isinstance(expected, Sealed) else (got, expected)
+        if sealed.matches(other, atol=tol.atol, rtol=tol.rtol):
+            return None
+        return Mismatch(f"值不对{where}（正确的值不显示）", f"not the right value{where} (the right value is not shown)")
     if isinstance(expected, torch.Tensor):
         return _compare_tensor(expected, got, tol, dtype, where)
     if isinstance(expected, bool) or expected is None or isinstance(expected, str):

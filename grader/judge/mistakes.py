@@ -1,6 +1,7 @@
 """Known mistakes: each one a small variant of the reference, named and cited.
 
-`grader/mistakes/exNN.py` lists an exercise's mistakes as `MISTAKES`. A mistake's variant
+An exercise's checks module (`grader/per_exercise/exNN/checks.py`) lists its known mistakes as
+`MISTAKES`, below the checks that must catch them. A mistake's variant
 is the reference module with some attributes replaced. A failed check names a mistake only
 when the variant's observations equal the student's on EVERY call the check made (not on
 one call, not on one field): then the variant fails the check exactly as the student did,
@@ -70,14 +71,35 @@ class Mistake:
 
 
 def mistakes_for(exercise_id: str) -> list[Mistake]:
-    """The exercise's known mistakes (none if it has no mistakes module)."""
+    """The exercise's known mistakes (none where its checks list none: a student release)."""
+    name = f"grader.per_exercise.{exercise_id}.checks"
     try:
-        module = importlib.import_module(f"grader.mistakes.{exercise_id}")
+        module = importlib.import_module(name)
     except ModuleNotFoundError as err:
-        if err.name == f"grader.mistakes.{exercise_id}":
+        if err.name in (name, f"grader.per_exercise.{exercise_id}"):
             return []
         raise
-    return list(module.MISTAKES)
+    return list(getattr(module, "MISTAKES", []))
+
+
+def fix_title(message: str, lang: str) -> str:
+    """A mistake's short name: its message up to the first colon.
+
+    >>> fix_title("差一错误：最后一个窗口被丢掉了", "zh"), fix_title("Off by one: the last window is dropped", "en")
+    ('差一错误', 'Off by one')
+    """
+    return message.split("：" if lang == "zh" else ":", 1)[0].strip()
+
+
+def fixes_level(mistakes: list[Mistake]) -> dict[str, str] | None:
+    """The last level of a hint ladder: every known mistake's fix, under its short name, in the
+    order the mistakes are listed (None when no mistake has a fix)."""
+    with_fix = [m for m in mistakes if m.fix]
+    if not with_fix:
+        return None
+    return {"zh": "改法（最后一级提示）：" + "；".join(f"{fix_title(m.zh, 'zh')}——{m.fix['zh']}" for m in with_fix),
+            "en": "The fixes (the last level): " + "; ".join(f"{fix_title(m.en, 'en')} — {m.fix['en']}"
+                                                             for m in with_fix)}
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from grader.judge.compare import DEFAULT_TOL, Mismatch, Tol, compare, short
 from grader.judge.mistakes import GOES_ON, FirstFailure, Seen, diagnosis_for, reported_instead
+from grader.judge.sealed import Sealed
 from grader.judge.student_errors import grader_made, student_error_finding
 from grader.model.calls import Call, Observation
 from grader.model.results import CheckFailed, Finding
@@ -188,6 +189,25 @@ def _expected_short(obs: Observation) -> str:
     return short(obs.value) if obs.ok else f"raises {obs.error_type}"
 
 
+class AuthorsError(RuntimeError):
+    """The check itself is wrong: its probe does not exist, or failed before the reference ran.
+    Never a match between student and reference (both would fail the same way): the check
+    errors, for the student as "the grader's error", and `grade check` names it."""
+
+
+def authors_error(reference, expected: Observation, a_call: Call) -> None:
+    """AuthorsError when the reference's answer is the check's own failure, not the reference's:
+    a probe that does not exist, or an error whose traceback holds no frame of the reference
+    (raised in the probe before the reference was called). Recorded answers are not judged."""
+    if expected.ok or not expected.error or getattr(reference, "recorded", False):
+        return
+    kind = expected.error.get("type")
+    if kind == "ProbeMissing":
+        raise AuthorsError(f"{a_call.probe}: {expected.error.get('message', '')}")
+    if kind not in ("Timeout",) and not expected.error.get("own_frames") and getattr(reference, "module", None) is not None:
+        raise AuthorsError(f"{a_call.probe} raised {kind} before the reference ran: {expected.error.get('message', '')}")
+
+
 def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | None = None,
          dtype: bool = True, words: dict | None = None):
     """Observe `a_call` on both; fail unless the student's answer matches. Returns it.
@@ -201,6 +221,7 @@ def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | 
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
     expected = reference.observe(a_call)
+    authors_error(reference, expected, a_call)
     got = _observe(student, a_call, tol, dtype, expected, words)
     if expected.ok is False and expected.error and expected.error.get("type") in ("NotImplementedYet", "NotImplementedError"):
         raise RuntimeError(f"the reference does not implement {label}")
@@ -243,7 +264,7 @@ def _is_id_list(value) -> bool:
 
 def _point_at_first_difference(student, finding: Finding, expected, got) -> None:
     """Show where two id lists first differ (ex13), not the whole lists."""
-    from grader.model.differences import difference_text, first_difference, item_text
+    from grader.report.differences import difference_text, first_difference, item_text
 
     diff = first_difference(expected, got)
     if diff is None:
@@ -265,6 +286,8 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
     """
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
+    if reference is not None and getattr(reference, "module", None) is not None:
+        authors_error(reference, reference.observe(a_call), a_call)
     literal = Observation(ok=True, value=expected)
     got = _observe(student, a_call, tol, dtype, literal, words)
     shown = HIDDEN_ANSWER if hand else short(expected)
@@ -297,13 +320,35 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
 HIDDEN_ANSWER = "?"  # a hand-computed answer is not shown (the message says so, in the report's language)
 
 
+def check_hand(student, reference, a_call: Call, label: str | None = None, tol: Tol | None = None):
+    """Compare a value the student works out by hand (ANSWER_PARAMS, or a function's value
+    that equals one) with the reference's: `check_value(..., hand=True)` with the reference's
+    answer as the expected value, so that no check holds the answer as a literal and a
+    student release holds it sealed (grader.judge.sealed).
+
+    Example: check_hand(student, reference, read("ANSWER_PARAMS")) fails with "not right: too
+    small, …" (a release: "not right") and never shows the value.
+    """
+    expected = reference.observe(a_call)
+    if not expected.ok:
+        raise RuntimeError(f"the reference raised on {a_call.label or a_call.probe}: {expected.error_type}")
+    return check_value(student, a_call, expected.value, label=label, tol=tol, reference=reference, hand=True)
+
+
 def hand_mismatch(expected, got) -> tuple[str, str]:
     """Why a hand-computed value is wrong, without the value: its kind, or which way it is off.
 
-    >>> hand_mismatch(409_600_000, 204_800_000)[1]
+    >>> hand_mismatch(123_000_000, 61_500_000)[1]
     'not right: too small, but the right order of magnitude. The right value is not shown: work it out'
+
+    Sealed (a student release: grader.judge.sealed), only its kind can be told.
     """
     tail_zh, tail_en = "。正确的值不显示：请自己算出来", ". The right value is not shown: work it out"
+    if isinstance(expected, Sealed):
+        if expected.kind == "int" and type(got) is not int:
+            return (f"不对：应当是整数（int），得到的是 {type(got).__name__}{tail_zh}",
+                    f"not right: it should be an int, got a {type(got).__name__}{tail_en}")
+        return "不对" + tail_zh, "not right" + tail_en
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (expected, got))
     if not numbers:
         if type(got) is not type(expected):

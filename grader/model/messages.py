@@ -190,6 +190,25 @@ CATALOG: dict[str, dict[str, str]] = {
     "difference_at_start": {"zh": "第一项（下标 0）就不同：", "en": "the very first item (index 0) differs:"},
     "difference_head": {"zh": "第一个不同在下标 {index}（它前面的 {same} 项都对）：",
                         "en": "the first difference is at index {index} (the {same} items before it agree):"},
+    # Gradescope (grader.report.gradescope, grader.build.gradescope_run): what a student reads there
+    "gradescope_exercise": {"zh": "公开检查 {score}/{max} 分；隐藏检查（{hidden} 分）{when}",
+                            "en": "public checks {score}/{max}; hidden checks ({hidden} points) {when}"},
+    "gradescope_after_published": {"zh": "在成绩发布后显示", "en": "shown once grades are published"},
+    "gradescope_after_due_date": {"zh": "在截止日期后显示", "en": "shown after the due date"},
+    "gradescope_visibility": {"zh": "--hidden-visibility 只能是 {choices}，不能是 {value}：Gradescope 的 hidden 永远不显示"
+                                    "（学生也看不到总分），只适合不计分的测试，而隐藏检查都计分",
+                              "en": "--hidden-visibility must be one of {choices}, not {value}: Gradescope's hidden is never "
+                                    "shown (nor is the student's total), for tests without points only, and every hidden "
+                                    "check carries points"},
+    "gradescope_files_graded": {"zh": "评分的文件：{files}", "en": "Files graded: {files}"},
+    "gradescope_unreadable": {"zh": "找到了但读不出来（0 分；请重新上传：不压缩，或放进一个新的 zip）：{files}",
+                              "en": "Found but could not be read (0 points; upload them again, unzipped or in a new zip): {files}"},
+    "gradescope_not_found": {"zh": "没有找到（0 分）：{files}", "en": "Not found (0 points): {files}"},
+    "gradescope_nothing_found": {"zh": "上传的内容里没有练习文件：文件名要和 exercises/ 里的一样（例如 {example}）。",
+                                 "en": "No exercise file was found in the upload: name them as in exercises/ (e.g. {example})."},
+    "gradescope_could_not_grade": {"zh": "自动评分没能给这份提交评分（grade 以 {code} 结束）。请告诉课程助教。",
+                                   "en": "The autograder could not grade this submission (grade exited with {code}). "
+                                         "Please tell the course staff."},
 }
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from grader.model.messages import say
 from grader.report.humanize import int_text
 from grader.report.layout import width as _width
-from grader.model.differences import item_text
+from grader.report.differences import item_text
 from grader.model.lesson import LESSON_HISTORY  # noqa: F401  (the reports and tests read it here)
 from grader.report.loss_curve import _pad, _plain, _strip, cjk_font, loss_lines, loss_png, sparkline  # noqa: F401
 
@@ -49,7 +49,7 @@ def _as_shape(value):
 def _shape_text(value) -> str:
     shape = _as_shape(value)
     if shape is None or len(shape) > 8 or any(abs(d) >= 10**12 for d in shape):  # not one, or not one to spell out
-        from grader.judge.compare import short
+        from grader.report.humanize import short
 
         return short(value, 14)
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"

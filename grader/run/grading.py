@@ -29,7 +29,7 @@ def inner_exercises(folder: Path, course: Course) -> Path:
     """`--submission DIR` of a `grade init` folder: its `exercises/` (a real folder, not a link)
     when that holds a course exercise file (a regular file), as `grade batch` reads a student's
     folder (grader.cohort.students.holds_course_files); else DIR."""
-    from grader.cohort.students import holds_course_files
+    from grader.model.course import holds_course_files
 
     inner = folder / "exercises"
     listing = {}
@@ -58,9 +58,11 @@ def gone_text(err: Exception, lang: str, *, batch: bool = False) -> str:
 
 def grade_command(course: Course, ids: list[str], *, submission: Path | None, reference: bool,
                   outputs: list[Output], color: bool | None, lang: str, hidden_visibility: str | None = None,
-                  show_hidden: bool = False, show_answers: bool = False, isolation: str | None = None) -> int:
+                  show_hidden: bool = False, show_answers: bool = False, isolation: str | None = None,
+                  record=None) -> int:
     """Grade `ids` once and write every report of `outputs` (grader.run.outputs: one format on
-    the terminal, or each to its file); the exit code."""
+    the terminal, or each to its file); the exit code. `record(folder, results)` keeps a
+    student's own run (grader.student.progress), never CI's or an instructor's."""
     if reference:
         if not course.solutions_dir.is_dir():
             raise click.UsageError(say("no_reference", lang))
@@ -115,9 +117,7 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         except OSError as err:  # not 1 (a check failed): the grader could not finish
             click.echo(f"grade: 无法写入 / cannot write {output.path}: {err.strerror or err}", err=True)
             return GRADER_FAULT
-    if submission is None and not reference and all(o.to_terminal for o in outputs):
-        from grader.student.progress import record_attempt
-
-        record_attempt(folder, results)  # a student's own run; CI and instructors leave no trace
+    if record is not None and submission is None and not reference and all(o.to_terminal for o in outputs):
+        record(folder, results)  # a student's own run; CI and instructors leave no trace
     failed = any(not c.passed and not c.manual for r in results for c in r.checks)
     return 1 if failed or not any(r.checks for r in results) else 0

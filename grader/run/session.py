@@ -72,7 +72,7 @@ class GradingSession:
             self._subjects[exercise_id] = WorkerSubject(
                 self.zygote, self.submission, ex.module,
                 on_progress=(lambda label, done, total: self.progress("call", label, (done, total)))
-                if self._on_progress else None, not_read=self.not_read)
+                if self._on_progress else None, not_read=self.not_read, pieces=ex.pieces)
         return self.clocks.check(exercise_id, self._subjects[exercise_id])
 
     def submission_files(self) -> dict[str, bytes]:
@@ -158,11 +158,11 @@ LEAN_PLUGINS = [arg for name in ("logging", "capture", "faulthandler", "junitxml
 
 
 def pytest_args(course: Course, exercise_ids: list[str]) -> list[str]:
-    files = [str(course.checks_dir / course.exercise(e).check_module) for e in exercise_ids]
+    files = [str(course.unit(e) / "checks.py") for e in exercise_ids]
     return files + LEAN_PLUGINS + [
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:warnings",
         "--assert=plain", "--import-mode=importlib", "-c", os.devnull,
-        "--rootdir", str(course.checks_dir), "-o", "addopts=", "-o", "python_functions=test_*",
+        "--rootdir", str(course.units_dir), "-o", "addopts=", "-o", "python_functions=test_*",
     ]
 
 

@@ -59,11 +59,11 @@ def secret_paths(course: Course | None) -> list[str]:
     from grader.judge.draws import secret_file
     from grader.model.paths import BUNDLED, KIT_ROOT, PACKAGE_DIR, in_checkout, other_copies
 
-    package = [PACKAGE_DIR / name for name in ("checks", "mistakes", "answers.bin")]
+    package = [PACKAGE_DIR / "answers.bin", *sorted((PACKAGE_DIR / "per_exercise").glob("*/checks.py"))]
     package += [p for p in (PACKAGE_DIR / "pieces").glob("*.py") if p.name != "__init__.py"]
     found = [*package, BUNDLED / "solutions"]
     if course is not None:
-        found += [course.solutions_dir, course.checks_dir]
+        found += [course.solutions_dir, *(course.unit(ex.id) / "checks.py" for ex in course.exercises)]
         secret = secret_file(course)
         if secret is not None:
             found.append(secret)

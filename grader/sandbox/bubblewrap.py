@@ -41,7 +41,8 @@ TMP_SIZE = 512 * 1024 * 1024  # bytes of /tmp inside the sandbox
 SHM_SIZE = 64 * 1024 * 1024   # bytes of /dev/shm
 # what of the grader package a worker needs (everything else of it, checks and mistakes, is absent)
 WORKER_SIDE = ("__init__.py", "sandbox", "probes", "fixtures", "earlier", "model", "tinygpt.py",
-               "pieces/__init__.py")
+               "pieces/__init__.py", "per_exercise/__init__.py", "per_exercise/*/__init__.py",
+               "per_exercise/*/probes.py", "per_exercise/*/fixtures.py")
 # the capabilities the zygote keeps as root: drop a worker to its uid, kill what it left, remove its files
 ZYGOTE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN")
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -56,8 +57,8 @@ def bwrap_path() -> str | None:
 
 
 def worker_view(package: Path = PACKAGE_DIR) -> list[Path]:
-    """The files and folders of the grader package a worker may read (they exist)."""
-    return [package / name for name in WORKER_SIDE if (package / name).exists()]
+    """The files and folders of the grader package a worker may read (those that exist)."""
+    return [path for name in WORKER_SIDE for path in sorted(package.glob(name))]
 
 
 def python_roots() -> list[str]:

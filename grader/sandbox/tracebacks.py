@@ -29,7 +29,7 @@ import re
 from collections import deque
 from pathlib import Path
 
-from grader.probes.errors import MissingName, NotImplementedYet
+from grader.model.missing import MissingName, NotImplementedYet
 
 KEEP = 2  # own frames kept at each end of a traceback
 MAX_DUMP = 64 * 1024  # bytes of a faulthandler dump the judge reads
@@ -134,7 +134,7 @@ def describe_error(err: BaseException, submission_dir: str | None, *, at_import:
     described["message"] = message[:1000]
     if at_import:
         described["import_error"] = True
-    if count > 2 * KEEP:
+    if count:  # how deep in the code's own files (a runaway recursion); none: raised before reaching them
         described["own_frames"] = count
     return described
 

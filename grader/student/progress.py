@@ -35,7 +35,7 @@ def load_state(folder: Path) -> dict:
     """The progress record; {} when there is none, or it is not one this kit wrote: a link, a
     FIFO (never opened blocking), a file over `STATE_CAP`, in a folder that is itself a link
     (a submission the grader refuses is not read through, nor written into)."""
-    from grader.cohort.capped import read_capped
+    from grader.model.files import read_capped
 
     if os.path.islink(folder):
         return {}

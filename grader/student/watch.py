@@ -214,12 +214,12 @@ class WatchLoop:
     def hint(self) -> None:
         """The next hint level of the exercise on screen (after a pass, the one that passed, not the
         one announced next); first, the level the last diagnosis pointed to, if not seen yet."""
-        from grader.student.hints import level_seen, next_hint
+        from grader.student.hints import ladder, level_seen, next_hint
 
         ex = self.course.exercise(self.shown or self.current)
         level = None
         if self.suggested_hint and self.suggested_hint > level_seen(ex, self.session.folder):
-            level = min(self.suggested_hint, len(ex.hints))
+            level = min(self.suggested_hint, len(ladder(ex)))
             self.suggested_hint = None
         self.echo()
         self.echo(next_hint(ex, self.lang, level=level, state_dir=self.session.folder))

@@ -10,7 +10,7 @@ from grader.report import humanize as numbers
 from grader.model.course import Text
 from grader.model.results import CheckFailed, Finding
 from grader.report.pictures import LESSON_HISTORY, difference_lines, loss_lines, loss_png, pictures_for, shape_pipeline, sparkline
-from grader.model.differences import first_difference
+from grader.report.differences import first_difference
 from grader.model.results import CheckResult
 from grader.model.calls import Observation
 
