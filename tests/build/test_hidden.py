@@ -236,5 +236,5 @@ def test_the_secret_file_is_read_and_never_a_worker_input(tmp_path):
     assert draws.Draws().seed(12) == 12 and draws.Draws(b"k", "ex02:t").seed(12) != 12
     from grader.run.startup import secret_paths
 
-    FakeCourse.solutions_dir, FakeCourse.checks_dir = tmp_path / "solutions", tmp_path / "checks"
+    FakeCourse.solutions_dir, FakeCourse.exercises = tmp_path / "solutions", ()
     assert str(tmp_path / draws.SECRET_FILE) in secret_paths(FakeCourse())  # what no worker may see

@@ -157,7 +157,8 @@ def worker(zygote, tmp_path):
 
 
 def test_the_reference_the_checks_and_other_students_are_not_there(worker, course, cohort):
-    wanted = [str(course.solutions_dir / "ex01_windows.py"), str(course.checks_dir), str(course.root / "course.toml"),
+    wanted = [str(course.solutions_dir / "ex01_windows.py"), str(course.unit("ex01") / "checks.py"),
+              str(course.root / "course.toml"),
               str(cohort / "other_student" / "ex01_windows.py"), *secret_paths(course)]
     seen = call_in(worker, "exists", wanted)["value"]
     assert not any(seen.values()), [p for p, there in seen.items() if there]

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import pytest
 
-from grader.run.startup import CHECKOUT_COPIES
 from grader.sandbox.container import WORKER_UID
 from tests.sandbox.as_user import as_user_prefix, needs_root
 from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT
@@ -33,7 +32,6 @@ from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux"), needs_root]
 
 SOURCES = ["grader", "exercises", "solutions", "datasets", "course.toml", "pyproject.toml"]
-SECRETS = ["solutions", "grader/checks", "grader/mistakes", *CHECKOUT_COPIES]
 THIEF = '''
 import os
 try:
@@ -79,7 +77,7 @@ def test_refused_with_the_way_out_while_the_reference_is_readable(place, tmp_pat
 @pytest.fixture(scope="module")
 def closed_kit(place):
     """A copy of the kit where every uid may read what the workers need, and whose secrets are
-    closed as the instructor would close them."""
+    closed as an image's are (`grade close-secrets`)."""
     kit = place / "kit"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade*", "answers.bin")
     for name in SOURCES:
@@ -92,9 +90,9 @@ def closed_kit(place):
         os.chmod(folder, 0o755)
         for name in files:
             os.chmod(os.path.join(folder, name), 0o644)
-    closed = [kit / name for name in SECRETS if (kit / name).exists()]
-    closed += [p for p in (kit / "grader" / "pieces").glob("*.py") if p.name != "__init__.py"]
-    subprocess.run(["chmod", "-R", "go-rwx", *map(str, closed)], check=True)
+    closing = subprocess.run([*GRADE, "close-secrets"], capture_output=True, text=True, cwd=kit, timeout=300,
+                             env=_env(place, PYTHONPATH=str(kit)))  # the way an image closes them
+    assert closing.returncode == 0 and str(kit / "solutions") in closing.stdout, closing.stdout + closing.stderr
     return kit
 
 
