@@ -126,8 +126,10 @@ def _timeout(err: dict, label: str, output: str) -> Finding:
         return Finding("not_run", label, zh=f"没有运行：{note_zh or '时间预算已用完'}",
                        en=f"not run: {note_en or note_zh or 'the time budget is used up'}")
     if err.get("timeout_kind") == "idle":  # it was waiting, not running: a sleep, input, a lock, a child
-        zh = f"超时：你的代码等了超过 {limit}（sleep、等输入、等锁或等子进程）仍没有结束，已被终止"
-        en = f"timed out: your code kept waiting (a sleep, input, a lock, a child process) for over {limit}, stopped"
+        left_zh, left_en = (f"（{note_zh}）", f" ({note_en or note_zh})") if note_zh else ("", "")  # only what was left
+        zh = f"超时：你的代码等了超过 {limit}{left_zh}（sleep、等输入、等锁或等子进程）仍没有结束，已被终止"
+        en = (f"timed out: your code kept waiting (a sleep, input, a lock, a child process) for over {limit}{left_en}, "
+              f"stopped")
         if at:
             zh, en = zh + f"；当时在 {at}", en + f"; it was at {at}"
         return Finding("timeout", label, zh=zh, en=en, traceback=where, output=output)

@@ -62,7 +62,8 @@ def worker_view(package: Path = PACKAGE_DIR) -> list[Path]:
 
 
 def python_roots() -> list[str]:
-    """Python's own folders and the folders its packages come from (a venv's, the user's)."""
+    """Python's own folders and the folders its packages come from (a venv's, the user's, another
+    environment's that a .pth file added)."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              *(sysconfig.get_paths().get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib"))}
     try:
@@ -72,6 +73,8 @@ def python_roots() -> list[str]:
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
     if user_site:
         roots.add(user_site)
+    # another environment's packages a .pth file put on the path (a venv layered on another one)
+    roots.update(p for p in sys.path if os.path.basename(p.rstrip("/")) in ("site-packages", "dist-packages"))
     found = sorted(r for r in roots if r and os.path.isdir(r))
     # the outermost of nested ones is enough (a venv's site-packages lies inside the venv)
     return [r for r in found if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in found)]
@@ -93,7 +96,7 @@ def _parents(paths: list[str]) -> list[str]:
     """The folders above `paths` the sandbox's root must hold, shallowest first. bubblewrap
     makes a missing one readable by its owner alone; the workers' uid must pass through them."""
     found = {str(parent) for path in paths for parent in Path(path).parents if str(parent) != "/"}
-    found -= set(SYSTEM)
+    found -= {*SYSTEM, "/tmp", "/dev", "/dev/shm"}  # made as tmpfs and devices, before these
     return sorted(found, key=lambda p: (p.count("/"), p))
 
 

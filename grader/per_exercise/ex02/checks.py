@@ -3,7 +3,7 @@
 The contract forbids every API that does the softmax, log-sum-exp or loss for the student.
 That rule is judged on the judge's reading of the source (grader.judge.uses): a function
 that reaches a forbidden name — in its body, in anything of the submission's it calls, at the
-top level of a file it reaches — fails `test_forbidden_apis` and every check that calls it,
+top level of a file it reaches — fails the forbidden-API check and every check that calls it,
 naming the API, the file and the line. Nothing that ran in the worker changes that verdict.
 """
 
