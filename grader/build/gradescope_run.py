@@ -7,8 +7,9 @@
    are matched by name (`ex03_param_budget.py`); when a name appears more than once the
    shallowest wins (then the first in path order). Links are not followed, `__MACOSX` is
    skipped, sizes are capped. The files found are copied into a fresh folder.
-2. Grade that folder with the kit, fenced as every official run is:
-   `python -m grader all --submission DIR --format gradescope --hidden-visibility … --out …`
+2. Grade that folder with the kit in the container tier (Gradescope's container per submission
+   is the boundary; each worker drops to an unprivileged uid, grader.sandbox.container):
+   `python -m grader all --submission DIR --isolation container --format gradescope …`
    in a process of its own.
 3. Write `ROOT/results/results.json` atomically, after the grading: whatever the student's
    code printed or tried to write there, the file Gradescope reads is the kit's. If the kit
@@ -136,7 +137,7 @@ def run(root: Path) -> dict:
         print("\n".join(lines), flush=True)
         out = work / "results.json"
         command = [sys.executable, "-m", "grader", "--lang", lang, "all", "--submission", str(work / "submission"),
-                   "--format", "gradescope", "--hidden-visibility", hidden, "--out", str(out)]
+                   "--isolation", "container", "--format", "gradescope", "--hidden-visibility", hidden, "--out", str(out)]
         try:
             proc = subprocess.run(command, cwd=work, timeout=GRADE_TIMEOUT, stdin=subprocess.DEVNULL)
             code = proc.returncode
