@@ -30,11 +30,11 @@ def embedding_params(vocab_size, n_embd, tied=False):
 
     English: embedding plus LM head: V*C when tied, 2*V*C when untied.
 
-    例（5.7 练习 3，V=50,000、C=4,096、不共享）：
-        >>> embedding_params(50_000, 4_096)
-        409600000
-        >>> embedding_params(50_000, 4_096, tied=True)
-        204800000
+    例（GPT-2 small 的 V=50,257、C=768）：
+        >>> embedding_params(50_257, 768)
+        77194752
+        >>> embedding_params(50_257, 768, tied=True)
+        38597376
     """
     raise NotImplementedError("ex03: 在这里实现 embedding_params / implement embedding_params here")
 
@@ -60,11 +60,11 @@ def weight_bytes(n_params, dtype):
     "fp64" "fp32" "fp16" "bf16" "int8"；其他一律 ValueError。
     每个参数：fp64 8 字节、fp32 4 字节、fp16/bf16 2 字节、int8 1 字节。
 
-    例（5.7 练习 3：4.096 亿参数的 FP16 权重）：
-        >>> weight_bytes(409_600_000, torch.float16)
-        819200000
-        >>> weight_bytes(409_600_000, "fp32")
-        1638400000
+    例（GPT-2 small 约 1.24 亿参数的权重）：
+        >>> weight_bytes(124_000_000, torch.float16)
+        248000000
+        >>> weight_bytes(124_000_000, "fp32")
+        496000000
     """
     raise NotImplementedError("ex03: 在这里实现 weight_bytes / implement weight_bytes here")
 

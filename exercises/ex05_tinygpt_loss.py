@@ -79,5 +79,4 @@ def trace_shapes(model, input_ids, labels):
 # 5.6 的设定（B=2、T=4、C=8、V=32）下手填的形状，外加 labels
 # [[4, 2, 8, -100], [2, 9, 1, -100]] 中真正进入平均的目标个数 n_valid。
 # Filled in by hand for section 5.6's setting, plus n_valid for those labels.
-SHAPE_ANSWERS = NotImplemented  # TODO: 填一个 dict，键同 trace_shapes 再加 "n_valid"，值是手写的 tuple（loss 是 ()）和 int
-# TODO: a dict with trace_shapes' keys plus "n_valid": shapes as tuples written by hand (loss is ()), n_valid an int
+SHAPE_ANSWERS = NotImplemented  # TODO: 填一个 dict，键同 trace_shapes 再加 "n_valid"，值是手写的 tuple（loss 是 ()）和 int / a dict with trace_shapes' keys plus "n_valid": shapes as tuples written by hand (loss is ()), n_valid an int

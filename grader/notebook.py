@@ -9,7 +9,10 @@ functions the student defined in the answer cells, run in this process) and `ref
 the check's report like the command line does (pass or fail, expected against got, shapes
 first, the known mistake the answer matches), wrapped to `WRAP` columns so that it reads in
 nbgrader's feedback page, and raises `AssertionError` when the check fails, so that nbgrader
-takes the cell's points away. On a pass it returns None: the cell evaluates to nothing, so
+takes the cell's points away. A hidden check's report and error are its student's view
+(grader.report.student_view: pass or fail, the points, shapes and the diagnosis; no input,
+value, traceback or path), since the autograded notebook is what `nbgrader
+generate_feedback` hands the student; the error shows one line, never the kit's frames. On a pass it returns None: the cell evaluates to nothing, so
 nbgrader reads no partial-credit value from it (a value that is not a number gets a
 "cannot be converted to a float" warning per cell). `check_result` is the same run
 returning the `CheckResult`, for Python callers.
@@ -20,9 +23,11 @@ isolation of `grade` (a worker process with limits) does not apply here.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import importlib
 import importlib.util
+import io
 import os
 import sys
 import time
@@ -37,7 +42,18 @@ _corpus: dict[str, object] = {}
 
 
 class CheckFailedInNotebook(AssertionError):
-    """The check did not pass: nbgrader deducts the cell's points."""
+    """The check did not pass: nbgrader deducts the cell's points.
+
+    IPython shows it as its one line (`_render_traceback_`, IPython's hook for exceptions
+    that draw their own traceback): the frames would name the kit's files on the
+    instructor's machine, and the report above the error already says why.
+
+        >>> CheckFailedInNotebook("ex05 test_lm_loss_random: wrong values")._render_traceback_()
+        ['CheckFailedInNotebook: ex05 test_lm_loss_random: wrong values']
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 def _course() -> Course:
@@ -100,14 +116,13 @@ def _cell_folder(module: types.ModuleType) -> str | None:
 
 def _check_function(course: Course, exercise_id: str, check_name: str):
     ex = course.exercise(exercise_id)
-    stem = ex.check_module.removesuffix(".py")
     if _is_package_course(course):
-        module = importlib.import_module(f"grader.checks.{stem}")
+        module = importlib.import_module(ex.checks_module)
     else:  # GRADE_COURSE names another kit: load its check module from the file
-        name = f"_course_checks_{abs(hash(str(course.root)))}.{stem}"
+        name = f"_course_checks_{abs(hash(str(course.root)))}.{ex.id}"
         module = sys.modules.get(name)
         if module is None:
-            spec = importlib.util.spec_from_file_location(name, course.checks_dir / ex.check_module)
+            spec = importlib.util.spec_from_file_location(name, course.unit(ex.id) / "checks.py")
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module
             spec.loader.exec_module(module)
@@ -124,15 +139,34 @@ def _is_package_course(course: Course) -> bool:
     return Path(grader.__file__).resolve().parent == (course.root / "grader").resolve()
 
 
+def _source_of(module: types.ModuleType):
+    """The judge's reading of the student's code (grader.judge.source): the module's file, or
+    the kernel's cells that define its functions."""
+    from grader.judge.source import SubmissionSource
+
+    path = getattr(module, "__file__", None)
+    if isinstance(path, str) and path.endswith(".py"):
+        return SubmissionSource.of_module(module)
+    return SubmissionSource.of_namespace(module)
+
+
 def _fixed_draws():
     from grader.judge.draws import Draws
 
     return Draws()
 
 
+@contextlib.contextmanager
+def _output_dropped():
+    """stdout and stderr written while this runs go nowhere."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        yield
+
+
 def check_result(exercise_id: str, check_name: str, namespace: dict, *, lang: str | None = None):
     """Run one check on the notebook's definitions; the `CheckResult` (nothing printed or raised)."""
     from grader.model.results import CheckFailed, Finding
+    from grader.judge.hiding import hidden_view_of
     from grader.judge.verdicts import StudentView
     from grader.model.results import CheckResult, title_from_doc
     from grader.judge.subjects import InProcessSubject
@@ -147,25 +181,31 @@ def check_result(exercise_id: str, check_name: str, namespace: dict, *, lang: st
     module = namespace_module(namespace)
     view = StudentView(InProcessSubject(module, _cell_folder(module)), timeout, goes_on=True)
     fixtures = {"student": lambda: view, "reference": lambda: _references_for(course)(exercise_id),
+                "source": lambda: _source_of(module),
                 "corpus_path": lambda: _corpus_path(course), "lang": lambda: lang,
                 "draws": _fixed_draws}  # in-kernel: the inputs as written (grader.judge.draws)
     started = time.monotonic()
     finding = None
-    try:
-        wanted = inspect.signature(func).parameters
-        unknown = [name for name in wanted if name not in fixtures]
-        if unknown:
-            raise TypeError(f"check {check_name} asks for unknown fixtures {unknown}")
+    # What the submission prints during a hidden check is not shown (its inputs, if it prints
+    # them), as in the command line's student view; a public check's output stays in the cell.
+    with contextlib.nullcontext() if "public" in marks else _output_dropped():
         try:
-            func(**{name: fixtures[name]() for name in wanted})
-        except Exception as err:  # noqa: BLE001 - settle re-raises what it does not replace
-            view.settle(err)
-        view.settle()  # the check's first failed comparison, diagnosed over every case it compared
-    except CheckFailed as failed:
-        finding = failed.finding
-    except Exception as err:  # a bug in the grader (or the data is missing): say so plainly
-        finding = Finding("grader_error", check_name, zh=f"评分程序出错：{type(err).__name__}: {err}",
-                          en=f"grader error: {type(err).__name__}: {err}")
+            wanted = inspect.signature(func).parameters
+            unknown = [name for name in wanted if name not in fixtures]
+            if unknown:
+                raise TypeError(f"check {check_name} asks for unknown fixtures {unknown}")
+            try:
+                func(**{name: fixtures[name]() for name in wanted})
+            except Exception as err:  # noqa: BLE001 - settle re-raises what it does not replace
+                view.settle(err)
+            view.settle()  # the check's first failed comparison, diagnosed over every case it compared
+        except CheckFailed as failed:
+            finding = failed.finding
+        except Exception as err:  # a bug in the grader (or the data is missing): say so plainly
+            finding = Finding("grader_error", check_name, zh=f"评分程序出错：{type(err).__name__}: {err}",
+                              en=f"grader error: {type(err).__name__}: {err}")
+    if finding is not None and "public" not in marks:
+        finding.hidden_view = hidden_view_of(view, finding)  # what the student's report may show
     return CheckResult(exercise=exercise_id, name=check_name, title=title_from_doc(func.__doc__, check_name),
                        max_points=points, passed=finding is None, public="public" in marks,
                        manual="manual" in marks, finding=finding, shown=list(view.shown),
@@ -210,9 +250,10 @@ def run_check(exercise_id: str, check_name: str, namespace: dict, *, lang: str |
     __tracebackhide__ = True  # IPython and pytest leave this frame out of the traceback
     from grader.report import text as report
     from grader.report.layout import pad
+    from grader.report.student_view import student_check
 
     lang = _lang(lang)
-    result = check_result(exercise_id, check_name, namespace, lang=lang)
+    result = student_check(check_result(exercise_id, check_name, namespace, lang=lang))
     if not quiet:
         ex = _course().exercise(exercise_id)
         lines = [pad(f"{exercise_id}  {ex.title(lang)}", 66) + f"{result.points}/{result.max_points}"]

@@ -23,11 +23,13 @@ def shift_pairs(tokens):
         >>> shift_pairs([12, 9, 31, 7, 5])
         ([12, 9, 31, 7], [9, 31, 7, 5])
     """
+    ### BEGIN SOLUTION
     if len(tokens) < 2:
         raise ValueError("shift_pairs 需要至少 2 个 token / needs at least 2 tokens")
     inputs = tokens[:-1]  # (n-1,)
     targets = tokens[1:]  # (n-1,)
     return inputs, targets
+    ### END SOLUTION
 
 
 def make_windows(tokens, block_size, stride=1):
@@ -45,6 +47,7 @@ def make_windows(tokens, block_size, stride=1):
         >>> make_windows([12, 9, 31, 7, 5], 3)
         [([12, 9, 31], [9, 31, 7]), ([9, 31, 7], [31, 7, 5])]
     """
+    ### BEGIN SOLUTION
     if block_size < 1:
         raise ValueError("block_size 必须 >= 1 / block_size must be >= 1")
     if stride < 1:
@@ -57,6 +60,7 @@ def make_windows(tokens, block_size, stride=1):
         windows.append((x, y))
         i += stride
     return windows
+    ### END SOLUTION
 
 
 def count_targets(n_tokens, block_size, stride=1):
@@ -71,6 +75,7 @@ def count_targets(n_tokens, block_size, stride=1):
         >>> count_targets(5, 3)
         6
     """
+    ### BEGIN SOLUTION
     if block_size < 1:
         raise ValueError("block_size 必须 >= 1 / block_size must be >= 1")
     if stride < 1:
@@ -79,3 +84,4 @@ def count_targets(n_tokens, block_size, stride=1):
         return 0
     n_windows = (n_tokens - block_size - 1) // stride + 1
     return n_windows * block_size
+    ### END SOLUTION

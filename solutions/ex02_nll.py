@@ -25,9 +25,11 @@ def stable_softmax(logits):
         >>> stable_softmax(torch.tensor([2.0, 1.0, 0.0, -1.0])).round(decimals=3)
         tensor([0.6440, 0.2370, 0.0870, 0.0320])
     """
+    ### BEGIN SOLUTION
     m = logits.max(dim=-1, keepdim=True).values  # (..., 1)
     e = torch.exp(logits - m)  # (..., V)
     return e / e.sum(dim=-1, keepdim=True)  # (..., V)
+    ### END SOLUTION
 
 
 def nll(logits, label):
@@ -42,10 +44,12 @@ def nll(logits, label):
         >>> round(nll([2.0, 1.0, 0.0, -1.0], 2), 2)
         2.44
     """
+    ### BEGIN SOLUTION
     z = torch.as_tensor(logits, dtype=torch.float32)  # (V,)
     m = z.max()  # ()
     log_sum_exp = torch.log(torch.exp(z - m).sum()) + m  # ()
     return float(log_sum_exp - z[label])
+    ### END SOLUTION
 
 
 def masked_mean_nll(logits, labels, ignore_index=-100):
@@ -62,6 +66,7 @@ def masked_mean_nll(logits, labels, ignore_index=-100):
         >>> round(masked_mean_nll(z, torch.tensor([2, -100])).item(), 2)
         2.44
     """
+    ### BEGIN SOLUTION
     valid = labels != ignore_index  # (N,)
     safe_labels = torch.where(valid, labels, torch.zeros_like(labels))  # (N,)
     m = logits.max(dim=-1, keepdim=True).values  # (N, 1)
@@ -70,9 +75,12 @@ def masked_mean_nll(logits, labels, ignore_index=-100):
     per_position = log_sum_exp - picked  # (N,)
     per_position = torch.where(valid, per_position, torch.zeros_like(per_position))  # (N,)
     return per_position.sum() / valid.sum()  # ()
+    ### END SOLUTION
 
 
 # 5.7 练习 2：正确标签改为 A（下标 0）后的 NLL，手算到至少两位小数。
 # 5.7 exercise 2: the same example's NLL with label A (index 0), by hand.
+### BEGIN SOLUTION 填一个 float，照 5.5 的步骤手算 / a float, by hand as in 5.5
 # -log(1.000 / 1.553) = log(1.553) ≈ 0.44：A 本来就是概率最高的那个，所以 loss 小。
 HAND_NLL_LABEL_A = 0.4402
+### END SOLUTION

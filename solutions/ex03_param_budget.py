@@ -22,7 +22,9 @@ def block_params(n_embd):
         >>> block_params(768)
         7077888
     """
+    ### BEGIN SOLUTION
     return 12 * n_embd ** 2
+    ### END SOLUTION
 
 
 def embedding_params(vocab_size, n_embd, tied=False):
@@ -30,14 +32,16 @@ def embedding_params(vocab_size, n_embd, tied=False):
 
     English: embedding plus LM head: V*C when tied, 2*V*C when untied.
 
-    例（5.7 练习 3，V=50,000、C=4,096、不共享）：
-        >>> embedding_params(50_000, 4_096)
-        409600000
-        >>> embedding_params(50_000, 4_096, tied=True)
-        204800000
+    例（GPT-2 small 的 V=50,257、C=768）：
+        >>> embedding_params(50_257, 768)
+        77194752
+        >>> embedding_params(50_257, 768, tied=True)
+        38597376
     """
+    ### BEGIN SOLUTION
     per_table = vocab_size * n_embd
     return per_table if tied else 2 * per_table
+    ### END SOLUTION
 
 
 def gpt_params(n_layer, n_embd, vocab_size, tied=False):
@@ -49,7 +53,9 @@ def gpt_params(n_layer, n_embd, vocab_size, tied=False):
         >>> gpt_params(12, 768, 50_257, tied=True)
         123532032
     """
+    ### BEGIN SOLUTION
     return 12 * n_layer * n_embd ** 2 + embedding_params(vocab_size, n_embd, tied=tied)
+    ### END SOLUTION
 
 
 def weight_bytes(n_params, dtype):
@@ -61,12 +67,13 @@ def weight_bytes(n_params, dtype):
     "fp64" "fp32" "fp16" "bf16" "int8"；其他一律 ValueError。
     每个参数：fp64 8 字节、fp32 4 字节、fp16/bf16 2 字节、int8 1 字节。
 
-    例（5.7 练习 3：4.096 亿参数的 FP16 权重）：
-        >>> weight_bytes(409_600_000, torch.float16)
-        819200000
-        >>> weight_bytes(409_600_000, "fp32")
-        1638400000
+    例（GPT-2 small 约 1.24 亿参数的权重）：
+        >>> weight_bytes(124_000_000, torch.float16)
+        248000000
+        >>> weight_bytes(124_000_000, "fp32")
+        496000000
     """
+    ### BEGIN SOLUTION
     bytes_per_param = {"fp64": 8, "fp32": 4, "fp16": 2, "bf16": 2, "int8": 1}
     torch_names = {
         torch.float64: "fp64",
@@ -84,6 +91,7 @@ def weight_bytes(n_params, dtype):
     if name is None:
         raise ValueError(f"不支持的 dtype / unsupported dtype: {dtype!r}")
     return n_params * bytes_per_param[name]
+    ### END SOLUTION
 
 
 def count_params(module):
@@ -96,6 +104,7 @@ def count_params(module):
         >>> count_params(torch.nn.Linear(8, 32, bias=False))
         256
     """
+    ### BEGIN SOLUTION
     seen = set()
     total = 0
     for p in module.parameters():
@@ -104,6 +113,7 @@ def count_params(module):
         seen.add(id(p))
         total += p.numel()
     return total
+    ### END SOLUTION
 
 
 def attention_cost_ratio(t_long, t_short):
@@ -115,11 +125,17 @@ def attention_cost_ratio(t_long, t_short):
         >>> attention_cost_ratio(128_000, 8_000)
         256.0
     """
+    ### BEGIN SOLUTION
     return (t_long / t_short) ** 2
+    ### END SOLUTION
 
 
 # 5.7 练习 3：V=50,000、C=4,096、不共享 embedding 与 LM Head 时二者合计的参数量，
 # 以及 FP16 权重的字节数。
 # 5.7 exercise 3: V=50,000, C=4,096, untied: parameters of both, and their FP16 bytes.
+### BEGIN SOLUTION 填一个 int：参数个数 / an int: the number of parameters
 ANSWER_PARAMS = 409_600_000
+### END SOLUTION
+### BEGIN SOLUTION 填一个 int：FP16 权重的字节数 / an int: bytes of the FP16 weights
 ANSWER_FP16_BYTES = 819_200_000
+### END SOLUTION

@@ -26,9 +26,11 @@ def causal_mask(T):
                 [ True,  True, False],
                 [ True,  True,  True]])
     """
+    ### BEGIN SOLUTION
     i = torch.arange(T).unsqueeze(1)  # (T, 1)
     j = torch.arange(T).unsqueeze(0)  # (1, T)
     return j <= i  # (T, T)
+    ### END SOLUTION
 
 
 def prefix_logits(model, idx):
@@ -43,12 +45,14 @@ def prefix_logits(model, idx):
         >>> torch.equal(prefix_logits(counts, idx), counts(idx))
         True
     """
+    ### BEGIN SOLUTION
     B, T = idx.shape
     rows = []
     for t in range(T):
         logits = model(idx[:, :t + 1])  # (B, t+1, V)
         rows.append(logits[:, -1, :])  # (B, V)
     return torch.stack(rows, dim=1)  # (B, T, V)
+    ### END SOLUTION
 
 
 def generate(model, idx, max_new_tokens, block_size=None, temperature=1.0, generator=None):
@@ -67,6 +71,7 @@ def generate(model, idx, max_new_tokens, block_size=None, temperature=1.0, gener
         >>> generate(plus_one, torch.tensor([[0]]), 3)
         tensor([[0, 1, 2, 3]])
     """
+    ### BEGIN SOLUTION
     if temperature <= 0:
         raise ValueError("temperature 必须 > 0 / temperature must be > 0")
     for _ in range(max_new_tokens):
@@ -77,10 +82,12 @@ def generate(model, idx, max_new_tokens, block_size=None, temperature=1.0, gener
         idx_next = torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)
         idx = torch.cat((idx, idx_next), dim=1)  # (B, t+1)
     return idx
+    ### END SOLUTION
 
 
 # 5.7 练习 4 的书面回答（笔记本版本人工批改；命令行只检查它不是空的）。
 # The written answer to 5.7 exercise 4 (graded by hand in the notebook version).
+### BEGIN SOLUTION 填一个 str：用自己的话回答（中文或英文）/ a str: your answer in your own words
 WHY_PARALLEL = (
     "训练时整段文本都已知：位置 t 的输入是 0…t，答案是第 t+1 个 token，全都在数据里。"
     "因果 mask 让位置 t 只看得见 0…t，所以一次前向就能同时算出 T 个位置的 logits 和 loss，"
@@ -92,3 +99,4 @@ WHY_PARALLEL = (
     "in generation each new token must be sampled before it can be fed back in, so "
     "decoding is one token at a time."
 )
+### END SOLUTION

@@ -37,11 +37,13 @@ def make_lm_batch(token_ids, pad_id=None):
         tensor([[   4,    2,    8, -100],
                 [   2,    9,    1, -100]])
     """
+    ### BEGIN SOLUTION
     input_ids = token_ids[:, :-1]  # (B, T)
     labels = token_ids[:, 1:].clone()  # (B, T) clone：不改动调用者的张量
     if pad_id is not None:
         labels[labels == pad_id] = -100  # (B, T)
     return input_ids, labels
+    ### END SOLUTION
 
 
 def lm_loss(logits, labels):
@@ -58,10 +60,12 @@ def lm_loss(logits, labels):
         >>> round(lm_loss(torch.zeros(2, 4, 32), labels).item(), 4)
         3.4657
     """
+    ### BEGIN SOLUTION
     B, T, V = logits.shape
     flat_logits = logits.view(B * T, V)  # (B*T, V)
     flat_labels = labels.view(B * T)  # (B*T,)
     return F.cross_entropy(flat_logits, flat_labels, ignore_index=-100)  # ()
+    ### END SOLUTION
 
 
 def trace_shapes(model, input_ids, labels):
@@ -80,6 +84,7 @@ def trace_shapes(model, input_ids, labels):
         >>> trace_shapes(model, x, y)["flat_logits"]
         (8, 32)
     """
+    ### BEGIN SOLUTION
     hidden = model.hidden(input_ids)  # (B, T, C)
     logits = model.lm_head(hidden)  # (B, T, V)
     B, T, V = logits.shape
@@ -94,11 +99,13 @@ def trace_shapes(model, input_ids, labels):
         "flat_labels": tuple(flat_labels.shape),
         "loss": tuple(loss.shape),
     }
+    ### END SOLUTION
 
 
 # 5.6 的设定（B=2、T=4、C=8、V=32）下手填的形状，外加 labels
 # [[4, 2, 8, -100], [2, 9, 1, -100]] 中真正进入平均的目标个数 n_valid。
 # Filled in by hand for section 5.6's setting, plus n_valid for those labels.
+### BEGIN SOLUTION 填一个 dict，键同 trace_shapes 再加 "n_valid"，值是手写的 tuple（loss 是 ()）和 int / a dict with trace_shapes' keys plus "n_valid": shapes as tuples written by hand (loss is ()), n_valid an int
 SHAPE_ANSWERS = {
     "input_ids": (2, 4),
     "hidden": (2, 4, 8),
@@ -108,3 +115,4 @@ SHAPE_ANSWERS = {
     "loss": (),
     "n_valid": 6,
 }
+### END SOLUTION

@@ -45,10 +45,12 @@ class CharTokenizer:
 
         例 / Example: CharTokenizer("hello").stoi == {'e': 0, 'h': 1, 'l': 2, 'o': 3}
         """
+        ### BEGIN SOLUTION
         self.chars = sorted(set(text))
         self.vocab_size = len(self.chars)
         self.stoi = {ch: i for i, ch in enumerate(self.chars)}
         self.itos = {i: ch for i, ch in enumerate(self.chars)}
+        ### END SOLUTION
 
     def encode(self, s):
         """字符串 -> 编号列表；词表外的字符抛 KeyError（异常里带着这个字符）。
@@ -58,7 +60,9 @@ class CharTokenizer:
         例 / Example (tiny Shakespeare): encode("hi") == [46, 47];
         encode("First Cit") == [18, 47, 56, 57, 58, 1, 15, 47, 58]
         """
+        ### BEGIN SOLUTION
         return [self.stoi[ch] for ch in s]
+        ### END SOLUTION
 
     def decode(self, ids):
         """编号（列表或一维张量）-> 字符串，一个都不能少。
@@ -68,4 +72,6 @@ class CharTokenizer:
         例 / Example (tiny Shakespeare): decode([46, 47]) == "hi";
         decode(torch.tensor([46, 47])) == "hi"
         """
+        ### BEGIN SOLUTION
         return "".join(self.itos[int(i)] for i in ids)
+        ### END SOLUTION

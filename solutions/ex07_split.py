@@ -20,9 +20,11 @@ def split_train_val(data, train_frac=0.9):
     小例 / A small one: split_train_val([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 0.75)
     -> ([0, 1, 2, 3, 4, 5, 6], [7, 8, 9])   (int(7.5) == 7，向下取整 / rounds down)
     """
+    ### BEGIN SOLUTION
     if not (0 < train_frac < 1):
         raise ValueError(f"train_frac must be in (0, 1), got {train_frac!r}")
     n = int(train_frac * len(data))
     train = data[:n]  # (n,)
     val = data[n:]  # (len(data) - n,)
     return train, val
+    ### END SOLUTION

@@ -26,10 +26,12 @@ def get_batch(data, block_size, batch_size, generator=None):
         x = [[0, 1, 2], [6, 7, 8]]
         y = [[1, 2, 3], [7, 8, 9]]
     """
+    ### BEGIN SOLUTION
     ix = torch.randint(len(data) - block_size, (batch_size,), generator=generator)  # (B,)
     x = torch.stack([data[i : i + block_size] for i in ix])  # (B, T)
     y = torch.stack([data[i + 1 : i + block_size + 1] for i in ix])  # (B, T)
     return x, y
+    ### END SOLUTION
 
 
 def context_target_pairs(x_row, y_row):
@@ -43,9 +45,11 @@ def context_target_pairs(x_row, y_row):
                              [47, 56, 57, 58, 1, 15, 47, 58])
         -> [([18], 47), ([18, 47], 56), …, ([18, 47, 56, 57, 58, 1, 15, 47], 58)]
     """
+    ### BEGIN SOLUTION
     pairs = []
     for t in range(len(y_row)):
         context = [int(v) for v in x_row[: t + 1]]  # (t+1,)
         target = int(y_row[t])
         pairs.append((context, target))
     return pairs
+    ### END SOLUTION

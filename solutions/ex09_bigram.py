@@ -39,7 +39,9 @@ class BigramLanguageModel(nn.Module):
         例 / Example: BigramLanguageModel(65) 有 65 × 65 = 4,225 个参数 / has 4,225 parameters.
         """
         super().__init__()
+        ### BEGIN SOLUTION
         self.token_embedding_table = nn.Embedding(vocab_size, vocab_size)
+        ### END SOLUTION
 
     def forward(self, idx, targets=None):
         """查表得 logits；给了 targets 就算交叉熵。返回 (logits, loss)。
@@ -55,6 +57,7 @@ class BigramLanguageModel(nn.Module):
         初始化后 loss 约 4.87（比 ln 65 = 4.174 高，见 ex10）
         / idx, targets (4, 8) → logits (4, 8, 65), loss a 0-dim tensor (≈ 4.87 at init).
         """
+        ### BEGIN SOLUTION
         logits = self.token_embedding_table(idx)  # (B, T) -> (B, T, C)
         if targets is None:
             return logits, None
@@ -63,6 +66,7 @@ class BigramLanguageModel(nn.Module):
         flat_targets = targets.view(B * T)  # (B*T,)
         loss = F.cross_entropy(flat_logits, flat_targets)  # ()
         return logits, loss
+        ### END SOLUTION
 
     def generate(self, idx, max_new_tokens, generator=None):
         """自回归生成：预测 → 抽签 → 接上 → 再预测，共 max_new_tokens 次。
@@ -76,6 +80,7 @@ class BigramLanguageModel(nn.Module):
             out = m.generate(idx, max_new_tokens=100)     # (1, 101)
             decode(out[0].tolist())
         """
+        ### BEGIN SOLUTION
         for _ in range(max_new_tokens):
             logits, _ = self(idx)  # (B, T, C)
             logits = logits[:, -1, :]  # (B, C): 只要最后一个位置 / only the last position
@@ -83,6 +88,7 @@ class BigramLanguageModel(nn.Module):
             idx_next = torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)
             idx = torch.cat((idx, idx_next), dim=1)  # (B, T+1)
         return idx
+        ### END SOLUTION
 
 
 def one_hot_lookup(idx, weight):
@@ -96,9 +102,11 @@ def one_hot_lookup(idx, weight):
         one_hot_lookup(torch.tensor([46]), W)[0] == W[46]
     形状 / shapes: idx (B, T), weight (V, C) -> (B, T, C)
     """
+    ### BEGIN SOLUTION
     V = weight.shape[0]
     one_hot = F.one_hot(idx, V).float()  # (B, T, V)
     return one_hot @ weight  # (B, T, V) @ (V, C) -> (B, T, C)
+    ### END SOLUTION
 
 
 def flat_index(b, t, T):
@@ -110,4 +118,6 @@ def flat_index(b, t, T):
     例 / Example: T = 8 时 (b=2, t=3) 在第 2*8 + 3 = 19 行 / with T = 8, (2, 3) is row 19:
         flat_index(2, 3, 8) == 19
     """
+    ### BEGIN SOLUTION
     return b * T + t
+    ### END SOLUTION

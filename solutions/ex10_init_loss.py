@@ -21,7 +21,9 @@ def uniform_loss(vocab_size):
 
     例（课文）/ Example (the lesson): uniform_loss(65) ≈ 4.174; uniform_loss(27) ≈ 3.2958
     """
+    ### BEGIN SOLUTION
     return math.log(vocab_size)
+    ### END SOLUTION
 
 
 def mean_correct_prob(loss):
@@ -33,7 +35,9 @@ def mean_correct_prob(loss):
     例（课文）/ Example (the lesson): mean_correct_prob(4.87) ≈ 0.0077 (0.77%);
     mean_correct_prob(math.log(65)) == 1/65 ≈ 0.0154
     """
+    ### BEGIN SOLUTION
     return math.exp(-loss)
+    ### END SOLUTION
 
 
 def init_is_suspicious(initial_loss, vocab_size, tol=0.1):
@@ -44,7 +48,9 @@ def init_is_suspicious(initial_loss, vocab_size, tol=0.1):
     例（课文）/ Example (the lesson): init_is_suspicious(4.87, 65) is True (4.87 > 4.174 + 0.1);
     init_is_suspicious(4.18, 65) is False
     """
+    ### BEGIN SOLUTION
     return initial_loss - math.log(vocab_size) > tol
+    ### END SOLUTION
 
 
 def small_init_(embedding, std=0.01):
@@ -58,6 +64,8 @@ def small_init_(embedding, std=0.01):
         m = BigramLanguageModel(65)          # 默认 N(0, 1) 初始化：loss ≈ 4.87
         small_init_(m.token_embedding_table) # 之后 / after: loss ≈ 4.174 = ln 65
     """
+    ### BEGIN SOLUTION
     with torch.no_grad():
         embedding.weight.normal_(mean=0.0, std=std)  # (V, C), in place
     return None
+    ### END SOLUTION

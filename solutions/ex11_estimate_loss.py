@@ -34,6 +34,7 @@ def estimate_loss(model, splits, block_size, batch_size, eval_iters, generator=N
         estimate_loss(model, {"train": train_data, "val": val_data}, 8, 32, 200)
         -> {"train": 4.7305, "val": 4.7241}   # 训练第 0 步的那一行 / the table's step 0
     """
+    ### BEGIN SOLUTION
     was_training = model.training
     model.eval()
     out = {}
@@ -49,3 +50,4 @@ def estimate_loss(model, splits, block_size, batch_size, eval_iters, generator=N
     finally:
         model.train(was_training)
     return out
+    ### END SOLUTION

@@ -52,6 +52,7 @@ def train_bigram(train_data, val_data, vocab_size, max_iters=3000, eval_interval
         history[9]  -> {"step": 2700, "train": 2.4738, "val": 2.4911}
         history[-1]["step"] -> 2999
     """
+    ### BEGIN SOLUTION
     torch.manual_seed(seed)
     model = BigramLanguageModel(vocab_size)
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
@@ -67,3 +68,4 @@ def train_bigram(train_data, val_data, vocab_size, max_iters=3000, eval_interval
         loss.backward()
         optimizer.step()
     return model, history
+    ### END SOLUTION

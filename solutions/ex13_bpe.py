@@ -29,10 +29,12 @@ def get_stats(ids):
     例 / Example: [1, 2, 3, 1, 2] -> {(1, 2): 2, (2, 3): 1, (3, 1): 1}
                   [97, 97, 97]    -> {(97, 97): 2}
     """
+    ### BEGIN SOLUTION
     counts = {}
     for pair in zip(ids, ids[1:]):
         counts[pair] = counts.get(pair, 0) + 1
     return counts
+    ### END SOLUTION
 
 
 def merge(ids, pair, idx):
@@ -42,6 +44,7 @@ def merge(ids, pair, idx):
     例 / Example: merge([1, 2, 3, 1, 2], (1, 2), 4) -> [4, 3, 4]
                   merge([97, 97, 97], (97, 97), 256) -> [256, 97]
     """
+    ### BEGIN SOLUTION
     out = []
     i = 0
     while i < len(ids):
@@ -52,6 +55,7 @@ def merge(ids, pair, idx):
             out.append(ids[i])
             i += 1
     return out
+    ### END SOLUTION
 
 
 def train_bpe(text, vocab_size):
@@ -68,6 +72,7 @@ def train_bpe(text, vocab_size):
         # "aaabdaaabac" -> [256, 97, 98, 100, 256, 97, 98, 97, 99]
         #               -> [257, 98, 100, 257, 98, 97, 99] -> [258, 100, 258, 97, 99]
     """
+    ### BEGIN SOLUTION
     if vocab_size < 256:
         raise ValueError(f"vocab_size 至少是 256（字节） / vocab_size must be at least 256, got {vocab_size}")
     ids = list(text.encode("utf-8"))
@@ -83,6 +88,7 @@ def train_bpe(text, vocab_size):
         ids = merge(ids, pair, idx)
         merges.append((pair, idx))
     return merges
+    ### END SOLUTION
 
 
 def bpe_encode(text, merges):
@@ -94,6 +100,7 @@ def bpe_encode(text, merges):
         bpe_encode("aaabdaaabac", merges) -> [258, 100, 258, 97, 99]
         bpe_encode("你", [])                -> [228, 189, 160]
     """
+    ### BEGIN SOLUTION
     ranks = {tuple(pair): idx for pair, idx in merges}
     ids = list(text.encode("utf-8"))
     while len(ids) >= 2:
@@ -103,6 +110,7 @@ def bpe_encode(text, merges):
         pair = min(candidates, key=lambda p: ranks[p])
         ids = merge(ids, pair, ranks[pair])
     return ids
+    ### END SOLUTION
 
 
 def bpe_decode(ids, merges):
@@ -114,8 +122,10 @@ def bpe_decode(ids, merges):
     例 / Example: bpe_decode([228, 189, 160], []) -> "你"
                   bpe_decode([258, 100], train_bpe("aaabdaaabac", 259)) -> "aaabd"
     """
+    ### BEGIN SOLUTION
     vocab = {i: bytes([i]) for i in range(256)}
     for (a, b), idx in sorted(merges, key=lambda m: m[1]):
         vocab[idx] = vocab[a] + vocab[b]
     data = b"".join(vocab[int(i)] for i in ids)
     return data.decode("utf-8", errors="replace")
+    ### END SOLUTION

@@ -35,6 +35,7 @@ from pathlib import Path
 import click
 
 from grader.model.course import Course
+from grader.model.messages import say
 from grader.report.gradescope import HIDDEN_CHOICES, HIDDEN_VISIBILITY
 
 TORCH = "torch==2.13.0"
@@ -73,6 +74,11 @@ fi
 "$ROOT/venv/bin/python" -m pip install "$SOURCE/kit"
 # The installed kit carries the reference and the checks; no copy of them stays on disk.
 rm -rf "$SOURCE/kit"
+# Gradescope runs one container per submission: the container is the boundary, and inside it each
+# worker drops to an unprivileged uid (grade all --isolation container). What that uid must not
+# read is closed to it now, and libseccomp builds the workers' syscall filter.
+command -v apt-get >/dev/null && { apt-get install -y libseccomp2 >/dev/null 2>&1 || true; }
+"$ROOT/venv/bin/grade" close-secrets
 if [ ! -d "$SOURCE/data/tinyshakespeare" ]; then
   XDG_CACHE_HOME="$SOURCE/data-cache" "$ROOT/venv/bin/grade" data
   mkdir -p "$SOURCE/data/tinyshakespeare"
@@ -109,7 +115,9 @@ Built by `grade gradescope` (grade {version}). Upload this zip as the assignment
   the course by its name anywhere in the upload; a file that appears twice is taken from the
   shallowest folder. Missing exercises score 0 and say so.
 - Each check is a test (`ex03.02 …`); hidden checks are `{hidden}` (rebuild with
-  `grade gradescope --hidden-visibility after_published|hidden`).
+  `grade gradescope --hidden-visibility after_published|after_due_date`). The summary students
+  always see gives each exercise's public checks' score; hidden checks' points count once they
+  are shown.
 - Autograder points: {points}. ex04's `WHY_PARALLEL` is a written answer graded by hand: add it
   as a separate manually graded question (see the kit's README).
 """
@@ -167,7 +175,7 @@ def build_bundle(course: Course, out: Path, *, hidden_visibility: str = HIDDEN_V
     from grader import __version__
 
     if hidden_visibility not in HIDDEN_CHOICES:
-        raise click.UsageError(f"--hidden-visibility: one of {', '.join(HIDDEN_CHOICES)}")
+        raise click.UsageError(say("gradescope_visibility", lang, choices=", ".join(HIDDEN_CHOICES), value=hidden_visibility))
     if not course.solutions_dir.is_dir() or not (course.root / "grader" / "checks").is_dir():
         raise click.UsageError("Gradescope 评分包要从教师工具包生成（需要 solutions/ 与 grader/checks/）/ "
                                "the bundle is built from the instructor's kit (solutions/ and grader/checks/)")

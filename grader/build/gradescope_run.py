@@ -7,8 +7,9 @@
    are matched by name (`ex03_param_budget.py`); when a name appears more than once the
    shallowest wins (then the first in path order). Links are not followed, `__MACOSX` is
    skipped, sizes are capped. The files found are copied into a fresh folder.
-2. Grade that folder with the kit, fenced as every official run is:
-   `python -m grader all --submission DIR --format gradescope --hidden-visibility … --out …`
+2. Grade that folder with the kit in the container tier (Gradescope's container per submission
+   is the boundary; each worker drops to an unprivileged uid, grader.sandbox.container):
+   `python -m grader all --submission DIR --isolation container --format gradescope …`
    in a process of its own.
 3. Write `ROOT/results/results.json` atomically, after the grading: whatever the student's
    code printed or tried to write there, the file Gradescope reads is the kit's. If the kit
@@ -31,6 +32,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 from grader.model.files import atomic_write
+from grader.model.messages import say
 
 MAX_FILE = 1 << 20  # one exercise file: 1 MB is far beyond any honest answer
 MAX_MEMBERS = 10_000  # entries of an uploaded zip looked at
@@ -102,6 +104,11 @@ def collect_submission(upload: Path, dest: Path, names: list[str], unreadable: d
     return found
 
 
+def _listed(files: dict[str, str]) -> str:
+    """{"ex01_windows.py": "work/ex01_windows.py"} -> "ex01_windows.py (work/ex01_windows.py)"."""
+    return ", ".join(f"{name} ({where})" for name, where in files.items())
+
+
 def _failed(reason: str) -> dict:
     return {"score": 0, "execution_time": 0, "output": reason, "output_format": "text", "visibility": "visible",
             "stdout_visibility": "hidden", "tests": []}
@@ -130,7 +137,7 @@ def run(root: Path) -> dict:
         print("\n".join(lines), flush=True)
         out = work / "results.json"
         command = [sys.executable, "-m", "grader", "--lang", lang, "all", "--submission", str(work / "submission"),
-                   "--format", "gradescope", "--hidden-visibility", hidden, "--out", str(out)]
+                   "--isolation", "container", "--format", "gradescope", "--hidden-visibility", hidden, "--out", str(out)]
         try:
             proc = subprocess.run(command, cwd=work, timeout=GRADE_TIMEOUT, stdin=subprocess.DEVNULL)
             code = proc.returncode
@@ -141,15 +148,13 @@ def run(root: Path) -> dict:
         except (OSError, ValueError):
             data = None
         if not isinstance(data, dict) or not isinstance(data.get("tests"), list):
-            data = _failed(f"The autograder could not grade this submission (grade exited with {code}). "
-                           "Please tell the course staff.")
+            data = _failed(say("gradescope_could_not_grade", lang, code=code))
         notes = "\n".join(filter(None, [
-            ("Files graded: " + ", ".join(f"{n} ({w})" for n, w in found.items())) if found else "",
-            ("Found but could not be read (0 points; upload them again, unzipped or in a new zip): "
-             + ", ".join(f"{n} ({w})" for n, w in unreadable.items())) if unreadable else "",
-        ])) or "No exercise file was found in the upload: name them as in exercises/ (e.g. ex01_windows.py)."
+            say("gradescope_files_graded", lang, files=_listed(found)) if found else "",
+            say("gradescope_unreadable", lang, files=_listed(unreadable)) if unreadable else "",
+        ])) or say("gradescope_nothing_found", lang, example=names[0])
         if missing and found:
-            notes += "\nNot found (0 points): " + ", ".join(n for n in missing if n not in unreadable)
+            notes += "\n" + say("gradescope_not_found", lang, files=", ".join(n for n in missing if n not in unreadable))
         data["output"] = notes + ("\n\n" + data["output"] if data.get("output") else "")
     # after the grading, so that nothing the submission did can stand in for it
     atomic_write(results, json.dumps(data, ensure_ascii=False, indent=2))

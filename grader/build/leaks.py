@@ -1,14 +1,22 @@
-"""Find the reference's code in a folder, in any form it could be recovered from.
+"""Find the reference's code and the hand answers in a folder, however they are hidden.
 
-`grade release` runs this on the built release and refuses to finish when it finds
-anything; the tests run it too. A solution function's body counts as found when it is in
-a file as code (the same syntax tree, or the same tree with every name renamed), as text
-(its code lines in order), or inside a blob that decodes to either: a string or bytes
+`grade release` runs this on every file of the built release and refuses to finish when it
+finds anything; the tests run it too. A solution function's body counts as found when it is
+in a file as code (the same syntax tree, or the same tree with every name renamed), as text
+(its code lines in order), when any one of its lines is (an answer line: a line of a
+solution body long enough to be the answer rather than `return x, y`, and not given to the
+student on purpose, by a stub's text or a hint of course.toml, whose last level is the fix;
+compared without white space, so a probe or a sentence of the README that quotes it is
+found), or inside a blob that decodes to any of these: a string or bytes
 constant of a Python file, or a whole file, decoded as base64 / base85 / ascii85 / base32 /
 hex and decompressed with zlib / gzip / bz2 / lzma, up to three layers deep (the recorded
-answers, `grader/answers.bin`, are decompressed and read with the kit's codec, and every
-string in them is searched). Bytecode is searched as bytecode: a `.pyc` file's code
-objects are compared with each solution function compiled here.
+answers, `grader/answers.bin`, are decompressed and read with the kit's codec, a notebook
+as JSON, and every string in them is searched). Bytecode is searched as bytecode: a `.pyc`
+file's code objects are compared with each solution function compiled here.
+
+The same search refuses the hand answers (grader.build.hand_answers: ANSWER_PARAMS and
+the like) wherever they can be read: in a text, a dict literal, or decoded data; a release
+holds them sealed (grader.judge.sealed).
 
     >>> leaks = find_solution_leaks(course, Path("/tmp/release"))
     >>> leaks  # [] for a clean release
@@ -30,11 +38,13 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.build.hand_answers import HandAnswers, hand_answers
 from grader.model.course import Course
 
 MIN_BLOB = 24  # shorter constants cannot hold a function body once encoded
 MAX_DEPTH = 3  # layers of encoding / compression undone
 MIN_RENAMED_STATEMENTS = 3  # a renamed-tree match needs a body this big (one line matches too much)
+MIN_ANSWER_LINE = 24  # characters of a solution line without white space: shorter ones (`return x, y`) are no answer
 
 
 @dataclass(frozen=True)
@@ -122,6 +132,31 @@ def _code_objects(code: types.CodeType):
             yield from _code_objects(const)
 
 
+def squashed(text: str) -> str:
+    """`text` without white space: `x = data[i : i + T]` and `x=data[i:i+T]` read the same."""
+    return re.sub(r"\s+", "", text)
+
+
+def answer_lines(course: Course, fingerprints: list[Fingerprint]) -> dict[str, str]:
+    """{line without white space: the solution function it is from} for every line of a
+    solution body that is long enough to be an answer and that the course does not give on
+    purpose: not in a stub of exercises/ (given code, such as `super().__init__()`, or a line
+    the task quotes) nor in course.toml (a hint's last level states the fix).
+
+    >>> "solutions/ex08_get_batch.py:get_batch" in answer_lines(course, solution_fingerprints(course)).values()
+    True
+    """
+    given = [squashed(path.read_text(encoding="utf-8")) for path in sorted(course.exercises_dir.glob("*.py"))]
+    if (course.root / "course.toml").is_file():
+        given.append(squashed((course.root / "course.toml").read_text(encoding="utf-8")))
+    found = {}
+    for fp in fingerprints:
+        for line in map(squashed, fp.lines):
+            if len(line) >= MIN_ANSWER_LINE and not any(line in text for text in given):
+                found.setdefault(line, fp.where)
+    return found
+
+
 def solution_fingerprints(course: Course) -> list[Fingerprint]:
     """Every function body in solutions/ that is not a stub."""
     found = []
@@ -206,14 +241,29 @@ def _strings_in_plain_data(value, out: list[bytes], depth: int = 0) -> None:
             _strings_in_plain_data(v, out, depth + 1)
 
 
-def _wire_strings(blob: bytes) -> list[bytes]:
-    """Every string inside a blob in the kit's codec (the recorded answers), if it is one."""
+_NOT_DATA = object()
+
+
+def _data_in(blob: bytes):
+    """The plain data a blob is, in the kit's codec (the recorded answers) or JSON (a
+    notebook); `_NOT_DATA` when it is neither."""
     try:
         import grader.sandbox.wire as wire
 
-        value = wire.decode(blob)
+        return wire.decode(blob)
     except Exception:  # noqa: BLE001 - not a wire blob
-        return []
+        pass
+    if blob[:1] in (b"{", b"["):
+        import json
+
+        try:
+            return json.loads(blob)
+        except ValueError:
+            pass
+    return _NOT_DATA
+
+
+def _strings_of(value) -> list[bytes]:
     out: list[bytes] = []
     _strings_in_plain_data(value, out)
     return out
@@ -241,8 +291,10 @@ def _constants(tree: ast.AST) -> list[bytes]:
 
 
 class _Index:
-    def __init__(self, fingerprints: list[Fingerprint]):
+    def __init__(self, fingerprints: list[Fingerprint], lines: dict[str, str], hand: HandAnswers):
         self.fingerprints = fingerprints
+        self.lines = lines
+        self.hand = hand
         self.by_dump = {fp.dump: fp.where for fp in fingerprints}
         self.by_renamed = {fp.renamed: fp.where for fp in fingerprints if fp.renamed}
         self.by_code = {fp.code: fp.where for fp in fingerprints if fp.code}
@@ -268,7 +320,17 @@ class _Index:
         for fp in self.fingerprints:
             if fp.lines and "\n" + "\n".join(fp.lines) + "\n" in haystack:
                 leaks.append(f"{where} contains the text of {fp.where}")
+        flat = squashed(text)
+        leaks += [f"{where} contains a line of {source}: {line[:60]}" for line, source in self.lines.items()
+                  if line in flat]
+        not_code = ast.Module(body=[], type_ignores=[])  # a text that is not Python has no dict literal
+        leaks += [f"{where} holds the hand answer {name}"
+                  for name in self.hand.found_in_text(text, tree if tree is not None else not_code)]
         return leaks
+
+    def in_data(self, value, where: str) -> list[str]:
+        """A hand answer in decoded data (the recorded answers, a notebook's JSON)."""
+        return [f"{where} holds the hand answer {name}" for name in sorted(set(self.hand.found_in_value(value)))]
 
     def in_bytes(self, data: bytes, where: str) -> list[str]:
         leaks = [f"{where} holds the bytecode of {w}" for code, w in self.by_code.items() if code in data]
@@ -294,7 +356,7 @@ def _search_file(index: _Index, path: Path, rel: str) -> list[str]:
     data = path.read_bytes()
     if path.suffix in (".pyc", ".pyo"):
         return index.in_pyc(data, rel)
-    leaks = index.in_bytes(data, rel)
+    leaks = index.in_bytes(data, rel) + _in_data(index, data, rel)
     blobs: list[bytes] = []
     if path.suffix == ".py":
         try:
@@ -307,15 +369,22 @@ def _search_file(index: _Index, path: Path, rel: str) -> list[str]:
             if layer == 0 and blob is data:
                 continue  # the file itself: searched above
             label = f"{rel} (decoded blob {n})"
-            leaks += index.in_bytes(decoded, label)
-            for text in _wire_strings(decoded):
-                leaks += index.in_bytes(text, label)
+            leaks += index.in_bytes(decoded, label) + _in_data(index, decoded, label)
     return leaks
 
 
+def _in_data(index: _Index, blob: bytes, where: str) -> list[str]:
+    value = _data_in(blob)
+    if value is _NOT_DATA:
+        return []
+    return index.in_data(value, where) + [leak for text in _strings_of(value) for leak in index.in_bytes(text, where)]
+
+
 def find_solution_leaks(course: Course, root: Path, fingerprints: list[Fingerprint] | None = None) -> list[str]:
-    """Places in `root` that hold a solution function's body in any recoverable form."""
-    index = _Index(solution_fingerprints(course) if fingerprints is None else fingerprints)
+    """Places in `root` (every file under it) that hold a solution function's body, one of
+    its answer lines, or a hand answer (grader.build.hand_answers), in any recoverable form."""
+    fingerprints = solution_fingerprints(course) if fingerprints is None else fingerprints
+    index = _Index(fingerprints, answer_lines(course, fingerprints), hand_answers(course))
     leaks = []
     for path in sorted(Path(root).rglob("*")):
         if path.is_file() and not path.is_symlink():

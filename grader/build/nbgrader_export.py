@@ -114,10 +114,14 @@ scores; grades given by hand are kept), so formgrader, `nbgrader generate_feedba
 notebook views and feedback files; `grade batch` then replaces its scores.
 
 每个测试单元格调用 `grader.notebook.run_check(...)`，运行的就是 `grade` 命令用的同一个检查函数；
-隐藏测试只在 autograde 时出现。ex04 的书面回答（WHY_PARALLEL，{written} 分）需要在 formgrader 里人工评分。
+隐藏测试只在 autograde 时出现，它们的输出（也就是反馈页上的内容）只有通过与否、分数、形状和诊断，
+没有输入、期望值、调用栈或路径，和 `grade` 给学生的报告一样。ex04 的书面回答（WHY_PARALLEL，{written} 分）
+需要在 formgrader 里人工评分。
 Every test cell calls `grader.notebook.run_check(...)`, the same check function `grade`
-runs; hidden tests appear only when autograding. ex04's written answer (WHY_PARALLEL,
-{written} points) is graded by hand in formgrader.
+runs; hidden tests appear only when autograding, and their output (what the feedback pages
+show) is what `grade` shows a student: pass or fail, the points, shapes and the diagnosis,
+never an input, an expected value, a traceback or a path. ex04's written answer
+(WHY_PARALLEL, {written} points) is graded by hand in formgrader.
 """
 
 
@@ -318,8 +322,8 @@ def checks_of(course: Course, ex: Exercise) -> list[dict]:
     from grader.run.markers import marks_of
     from grader.model.results import title_from_doc
 
-    module = importlib.import_module(f"grader.checks.{ex.check_module.removesuffix('.py')}")
-    order = [n.name for n in ast.parse((course.checks_dir / ex.check_module).read_text(encoding="utf-8")).body
+    module = importlib.import_module(ex.checks_module)
+    order = [n.name for n in ast.parse((course.unit(ex.id) / "checks.py").read_text(encoding="utf-8")).body
              if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
     found = []
     for name in order:
@@ -337,14 +341,14 @@ def checks_of(course: Course, ex: Exercise) -> list[dict]:
 def _task_markdown(ex: Exercise, stub_src: str, points: int) -> str:
     doc = ast.get_docstring(ast.parse(stub_src)) or ""
     return (f"## {ex.id} · {ex.title.zh}\n\n*{ex.title.en}*\n\n"
-            f"见 / see **{ex.section}** · {points} 分 / points\n\n" + doc.strip() + "\n")
+            f"见 **{ex.section.zh}** / see **{ex.section.en}** · {points} 分 / points\n\n" + doc.strip() + "\n")
 
 
 def exercise_cells(course: Course, ex: Exercise) -> list:
     sibling_modules = {e.module for e in course.exercises}
     stub_src = (course.exercises_dir / ex.file).read_text(encoding="utf-8")
     sol_src = (course.solutions_dir / ex.file).read_text(encoding="utf-8")
-    check_src = (course.checks_dir / ex.check_module).read_text(encoding="utf-8")
+    check_src = (course.unit(ex.id) / "checks.py").read_text(encoding="utf-8")
     parts = answer_parts(stub_src, sol_src, sibling_modules, written_answer_names(check_src))
     checks = [c for c in checks_of(course, ex) if not c["manual"]]
     points = sum(c["points"] for c in checks) + WRITTEN_ANSWER_POINTS * len(parts.written)
@@ -389,7 +393,7 @@ def assignment_notebook(course: Course, assignment_id: str):
              "the check cells below it. They are the checks the `grade` command runs; the cells marked "
              "\"hidden test\" run when the notebook is graded.\n\n"
              "| 练习 / exercise | 标题 / title | 章节 / section |\n|---|---|---|\n" +
-             "\n".join(f"| {e.id} | {e.title.zh} / {e.title.en} | {e.section} |" for e in exercises) + "\n")
+             "\n".join(f"| {e.id} | {e.title.zh} / {e.title.en} | {e.section.zh} / {e.section.en} |" for e in exercises) + "\n")
     cells = [_cell("markdown", intro, f"{assignment_id}_intro", locked=True),
              _cell("code", "# 评分工具（需要安装本课程的工具包）/ the grader (the course kit must be installed)\n"
                            "from grader.notebook import run_check", f"{assignment_id}_setup", locked=True)]

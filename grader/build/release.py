@@ -17,8 +17,12 @@ pieces and also runs the hidden checks.
 The release builds with flit_core, copied into `_build/` (its licence beside it) and named
 as an in-tree backend, so `pip install --no-index .` needs nothing from an index.
 
-The built release is searched for every function body of `solutions/`, decoded from any
-blob it could hide in (`grader.build.leaks`); any match stops the build.
+Every file of the built release is searched for every function body of `solutions/` and
+each of its answer lines, and for the hand answers (ANSWER_PARAMS and the like), decoded
+from any blob they could hide in (`grader.build.leaks`); any match stops the build, once
+before the answers are recorded and once after. The recorded answers hold the hand answers,
+and every output equal to one, sealed (`grader.build.hand_answers`, `grader.judge.sealed`):
+the release tells right from wrong without holding them.
 """
 
 from __future__ import annotations
@@ -201,8 +205,12 @@ and the section to reread.
 ex10–ex12 建立在前面的练习上：这里用的是**你自己的** ex08、ex09、ex11 文件（前面的错误在这里
 会再出现一次）；正式评分换成正确的实现，前面的错误不重复扣分。
 ex04 的 `WHY_PARALLEL` 是书面回答，由老师人工批改，这里只显示“待人工评分”。
+手算的答案（ANSWER_PARAMS 等）这个工具包自己也不知道：它只存了答案的摘要，所以这里只说对不对，
+不说偏大还是偏小。
 The checks here use the public examples only, against answers recorded from the
-reference (`grader/answers.bin`); no network is needed. **The official grade also runs
+reference (`grader/answers.bin`); no network is needed. The hand-computed answers
+(ANSWER_PARAMS and the like) are not in this kit, only a digest of each: here they are
+right or not right, never "too large" or "too small". **The official grade also runs
 hidden tests** (random inputs, edge cases), so passing everything here is not a full
 score yet. ex10–ex12 build on earlier exercises: here they run with **your own** ex08,
 ex09 and ex11 files (an earlier bug shows again there); the official grade swaps in
@@ -260,31 +268,66 @@ def _own_files_pieces(source: str) -> str:
 
 
 def _copy_grader(src: Path, dst: Path, course: Course) -> dict[str, list[str]]:
-    """The grader package without mistakes' code, hidden checks and pieces; the checks kept."""
+    """The grader package without the known mistakes, the hidden checks and the pieces: each
+    exercise's checks trimmed to its public ones, its hints with the fixes level written in."""
     kept: dict[str, list[str]] = {}
+    ids = {ex.id for ex in course.exercises}
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
         if "__pycache__" in rel.parts or path.is_dir() or path.is_symlink() or path.suffix in (".pyc", ".pyo"):
             continue
-        if rel.parts[0] in ("mistakes", "pieces") and rel.name != "__init__.py":
+        if rel.parts[0] == "pieces" and rel.name != "__init__.py":
             continue
         if rel.name == "answers.bin" or rel.parts[0] == "_kit":
             continue
+        if rel.parts[0] == "per_exercise" and len(rel.parts) > 2 and rel.parts[1] not in ids:
+            continue  # an exercise not in the course
         target = dst / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        if rel.parts[0] == "checks" and rel.name.startswith("test_") and rel.suffix == ".py":
-            exercise = next((e for e in course.exercises if e.check_module == rel.name), None)
-            if exercise is None:
-                continue  # a check module of an exercise not in the course
+        if rel.parts[0] == "per_exercise" and len(rel.parts) == 3 and rel.name == "checks.py":
             text, names = trim_check_module(path.read_text(encoding="utf-8"))
             target.write_text(text, encoding="utf-8")
-            kept[exercise.id] = names
+            kept[rel.parts[1]] = names
+            continue
+        if rel.parts[0] == "per_exercise" and len(rel.parts) == 3 and rel.name == "hints.toml":
+            target.write_text(_hints_with_fixes(path.read_text(encoding="utf-8"), course.exercise(rel.parts[1])),
+                              encoding="utf-8")
             continue
         if rel.parts == ("pieces", "__init__.py"):
             target.write_text(_own_files_pieces(path.read_text(encoding="utf-8")), encoding="utf-8")
             continue
         shutil.copy2(path, target)
     return kept
+
+
+def _hints_with_fixes(text: str, ex) -> str:
+    """An exercise's hints.toml as the release ships it: its last level, the fixes, written in
+    (the release holds no known mistakes to build it from)."""
+    import tomlkit
+
+    from grader.student.hints import ladder
+
+    levels = ladder(ex)
+    if len(levels) == len(ex.hints):
+        return text
+    doc = tomlkit.parse(text)
+    fixes = tomlkit.table()
+    fixes.add(tomlkit.comment("written by grade release from the known mistakes' fixes"))
+    fixes.add("zh", levels[-1].zh)
+    fixes.add("en", levels[-1].en)
+    doc["fixes"] = fixes
+    return tomlkit.dumps(doc)
+
+
+def release_course_toml(text: str, course: Course) -> str:
+    """course.toml as the release ships it: each exercise's points written down (its checks are
+    trimmed to the public ones there, so they no longer add up to them)."""
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    for table in doc["exercises"]:
+        table["points"] = course.exercise(str(table["id"])).points
+    return tomlkit.dumps(doc)
 
 
 def release_pyproject(kit_pyproject: str) -> str:
@@ -332,10 +375,10 @@ def _vendor_flit_core(out: Path) -> None:
         (out / "_build" / "flit_core-LICENSE").write_text(licence.read_text(encoding="utf-8"), encoding="utf-8")
 
 
-def _copy_kit_files(course: Course, target: Path) -> None:
-    """The course files a wheel of the release carries inside the package (grader/_kit/)."""
+def _copy_kit_files(release: Path, target: Path) -> None:
+    """The release's course files a wheel of it carries inside the package (grader/_kit/)."""
     for rel in KIT_FILES:
-        src = course.root / rel
+        src = release / rel
         if src.is_dir():
             for path in sorted(src.glob("*.py")):
                 (target / rel).mkdir(parents=True, exist_ok=True)
@@ -345,8 +388,18 @@ def _copy_kit_files(course: Course, target: Path) -> None:
             shutil.copy2(src, target / rel)
 
 
+def _refuse_leaks(course: Course, out: Path) -> None:
+    """Stop, and leave no release behind, when any file in `out` holds an answer (grader.build.leaks)."""
+    leaks = find_solution_leaks(course, out)
+    if leaks:
+        shutil.rmtree(out)
+        raise click.ClickException("发行版里有答案（参考答案的代码或手算的答案）/ the release holds answers "
+                                   "(solution code or hand answers):\n  " + "\n  ".join(leaks))
+
+
 def build_release(course: Course, out: Path, *, force: bool = False, echo=click.echo) -> Path:
     """Build the student release in `out`; returns it. Raises click exceptions on misuse."""
+    from grader.build.hand_answers import hand_answers, seal_recorded
     from grader.build.record import record_answers, save_answers
     from grader.judge.recorded import ANSWERS_FILE
 
@@ -354,37 +407,34 @@ def build_release(course: Course, out: Path, *, force: bool = False, echo=click.
         raise click.UsageError("这个工具包没有 solutions/，不能生成发行版 / this kit has no solutions/: "
                                "a release is built from the instructor's kit")
     out = fresh_output_folder(course, out, force=force)
-
-    echo("录制公开检查的参考答案 / recording the reference's answers to the public checks …")
-    answers = record_answers(course, [e.id for e in course.exercises], public_only=True)
-
     for ex in course.exercises:
         (out / "exercises").mkdir(exist_ok=True)
         shutil.copy2(course.exercises_dir / ex.file, out / "exercises" / ex.file)
     kept = _copy_grader(course.root / "grader", out / "grader", course)
-    for ex_id, names in kept.items():
-        recorded = answers["exercises"].get(ex_id, {}).get("checks", [])
-        missing = sorted(set(recorded) - set(names))
-        if missing:
-            raise click.ClickException(f"{ex_id}: trimmed check module lost public checks {missing}")
-    save_answers(answers, out / "grader" / ANSWERS_FILE)
-    shutil.copy2(course.root / "course.toml", out / "course.toml")
+    (out / "course.toml").write_text(release_course_toml((course.root / "course.toml").read_text(encoding="utf-8"),
+                                                         course), encoding="utf-8")
     (out / "datasets").mkdir()
     for name in ("catalog.toml", "README.md"):
         if (course.root / "datasets" / name).is_file():
             shutil.copy2(course.root / "datasets" / name, out / "datasets" / name)
-    _copy_kit_files(course, out / "grader" / "_kit")
+    _copy_kit_files(out, out / "grader" / "_kit")
     (out / "pyproject.toml").write_text(release_pyproject((course.root / "pyproject.toml").read_text(encoding="utf-8")),
                                         encoding="utf-8")
     _vendor_flit_core(out)
     (out / "README.md").write_text(STUDENT_README.format(title_zh=course.title.zh, title_en=course.title.en),
                                    encoding="utf-8")
     (out / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.venv/\n.grade-state.json\n", encoding="utf-8")
+    _refuse_leaks(course, out)  # every file so far: a kit that leaks stops before the recording
 
-    leaks = find_solution_leaks(course, out)
-    if leaks:
-        shutil.rmtree(out)
-        raise click.ClickException("发行版里有参考答案的代码 / the release holds solution code:\n  " + "\n  ".join(leaks))
+    echo("录制公开检查的参考答案 / recording the reference's answers to the public checks …")
+    answers = record_answers(course, [e.id for e in course.exercises], public_only=True)
+    for ex_id, names in kept.items():
+        recorded = answers["exercises"].get(ex_id, {}).get("checks", [])
+        missing = sorted(set(recorded) - set(names))
+        if missing:
+            raise click.ClickException(f"{ex_id}: trimmed check module lost public checks {missing}")
+    save_answers(seal_recorded(answers, hand_answers(course)), out / "grader" / ANSWERS_FILE)
+    _refuse_leaks(course, out)  # and every file with the recorded answers
     n_checks = sum(len(v) for v in kept.values())
     echo(f"学生发行版已写入 / student release written to {out} "
          f"({len(course.exercises)} 个练习 / exercises, {n_checks} 项公开检查 / public checks)")

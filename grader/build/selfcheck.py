@@ -1,10 +1,11 @@
 """`grade check`: the kit's self-test, for instructors and CI.
 
-It proves that course.toml and the files agree (every exercise has a stub, a solution and a
-check module, stubs and solutions define the same names with the same signatures, check
-points add up), that every stub fails every check with "not implemented", that every
-reference solution passes every check, and that every known mistake fails at least one
-check and is named there.
+It proves first that each exercise is written by the authoring rules
+(`grader.build.authoring`: its files, the stub derived from the reference, points and titles,
+probes that exist, fixes and hint levels, sections in both languages), each fault named with
+its file and its fix; then that every stub fails every check with "not implemented", that every
+reference solution passes every check (a check that errors on the reference is the author's
+error, said as such), and that every known mistake fails at least one check and is named there.
 """
 
 from __future__ import annotations
@@ -49,9 +50,12 @@ def public_signatures(path: Path) -> dict[str, str]:
 
 
 def check_structure(course: Course, ex: Exercise) -> list[Verdict]:
-    """Every per-exercise file is there (see grader.model.exercise_map); stub and solution agree."""
+    """The authoring rules (grader.build.authoring), then: stub and solution agree."""
+    from grader.build.authoring import faults_of
+
     files = files_of(course, ex)
-    verdicts = [Verdict(path.is_file(), f"{ex.id}: {_shown(course, path)} exists") for path in files.required()]
+    faults = faults_of(course, ex)
+    verdicts = [Verdict(not faults, f"{ex.id}: written by the authoring rules", "\n      ".join(f.line() for f in faults))]
     if files.stub.is_file() and files.solution.is_file():
         a, b = public_signatures(files.stub), public_signatures(files.solution)
         differ = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
@@ -91,7 +95,9 @@ def grade_variant(course: Course, ex_id: str, module, references) -> ExerciseRes
 
 
 def check_reference(result: ExerciseResult) -> Verdict:
-    bad = [f"{c.name}: {c.finding.en if c.finding else ''}" for c in result.checks if not c.passed and not c.manual]
+    bad = [(f"{c.name}: the check itself errors (the author's error, in per_exercise/{result.exercise.id}/checks.py): "
+            if c.finding and c.finding.kind == "grader_error" else f"{c.name}: ") + (c.finding.en if c.finding else "")
+           for c in result.checks if not c.passed and not c.manual]
     ok = not bad and bool(result.checks) and result.max_score == result.exercise.points
     detail = "; ".join(bad) or (f"points {result.max_score} != course.toml {result.exercise.points}"
                                 if result.max_score != result.exercise.points else "")

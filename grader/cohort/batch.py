@@ -244,20 +244,26 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
 
 
 def start_slots(course: Course, tier: str, jobs: int, unseen: list[str], lang: str) -> list:
-    """One started zygote per judge slot, in `tier`, started side by side (each imports torch)."""
+    """One started zygote per judge slot, in `tier`: each started from this thread (a zygote ends
+    with the thread that started it), then waited for side by side (each imports torch)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from grader.run.startup import start_zygote
+    from grader.run.startup import ready_zygote, start_zygote
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        started = [pool.submit(start_zygote, course, tier, unseen=unseen, slot=slot, lang=lang)
-                   for slot in range(max(1, jobs))]
-        zygotes, problem = [], None
-        for future in started:
-            try:
-                zygotes.append(future.result())
-            except Exception as err:  # noqa: BLE001 - said once all have ended
-                problem = problem or err
+    zygotes, problem = [], None
+    for slot in range(max(1, jobs)):
+        try:
+            zygotes.append(start_zygote(course, tier, unseen=unseen, slot=slot, lang=lang, wait=False))
+        except Exception as err:  # noqa: BLE001 - said once the others are closed
+            problem = err
+            break
+    if problem is None:
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for future in [pool.submit(ready_zygote, zygote, lang) for zygote in zygotes]:
+                try:
+                    future.result()
+                except Exception as err:  # noqa: BLE001 - said once all have ended
+                    problem = problem or err
     if problem is not None:
         for zygote in zygotes:
             zygote.close()
@@ -321,7 +327,7 @@ class CorpusMissing(RuntimeError):
 def _reads_the_corpus(course: Course, exercise_id: str) -> bool:
     """Whether an exercise's checks read the lesson's corpus (its check module asks for it)."""
     try:
-        return "corpus_path" in (course.checks_dir / course.exercise(exercise_id).check_module).read_text(encoding="utf-8")
+        return "corpus_path" in (course.unit(exercise_id) / "checks.py").read_text(encoding="utf-8")
     except OSError:
         return True
 

@@ -173,8 +173,8 @@ def state_path(out: Path, student: Student) -> Path:
 def write_state(out: Path, student: Student, course_fp: str, result: dict) -> None:
     state = {"version": STATE_VERSION, "student": student.name, "key": student.key, "course": course_fp,
              "files": student.fingerprint, "problems": list(student.problems), "result": result}
-    # Compact: without `indent` json writes at C speed (0.3 ms a chapter-5 student, not 1.6; these
-    # files are read back by a rerun, people read grades.csv and results.json)
+    # Compact: without `indent` json writes at C speed (these files are read back by a rerun;
+    # people read grades.csv and results.json)
     atomic_write(state_path(out, student), json.dumps(state, ensure_ascii=False, separators=(",", ":")))
 
 

@@ -97,6 +97,9 @@ class Judge:
             for i, item in enumerate(todo):
                 nextitem = todo[i + 1] if i + 1 < len(todo) else None
                 item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        except pytest.exit.Exception:  # the plugin met the grader's own problem (session.fault): raised below
+            if session.fault is None:
+                raise
         finally:
             session.close()
         session.check_fault()  # the grader's problem: nothing of this student is recorded (drive stops the batch)

@@ -1,4 +1,5 @@
-"""Pairs of submissions that share suspiciously much code, exercise by exercise (copydetect).
+"""Submissions that share suspiciously much code, exercise by exercise (copydetect): in pairs,
+and in clusters of students alike directly or through one another.
 
 copydetect (winnowed k-gram fingerprints of the token stream, with names normalised: a renamed
 variable or a rewritten comment does not hide a copy) compares every two students' files of
@@ -49,6 +50,37 @@ class SimilarPair:
         return max(self.share_a, self.share_b)
 
 
+@dataclass(frozen=True)
+class Likeness:
+    """The closest other version of a file in its cluster: `share` of this version's own code
+    is in `other`'s file (`other_share` the reverse), over `tokens` matched characters."""
+
+    other: int  # the index of the other version in the cluster's `versions`
+    share: float
+    other_share: float
+    tokens: int
+
+
+@dataclass(frozen=True)
+class SimilarCluster:
+    """Students of one exercise whose files are alike, directly or through one another.
+
+    `versions` are the distinct files, each with the students who handed in the very same one
+    (a leaked solution handed in by 40 students is one version of 40 names); `closest[i]` is
+    version i's strongest likeness to another version (None for a cluster of one version).
+    """
+
+    exercise: str
+    versions: tuple[tuple[str, ...], ...]
+    closest: tuple[Likeness | None, ...]
+    similarity: float  # the highest share of any link in the cluster
+    tokens: int
+
+    @property
+    def students(self) -> tuple[str, ...]:
+        return tuple(name for version in self.versions for name in version)
+
+
 def read_submission(path: Path) -> str | None:
     """The text of a student's file: a regular file, not through a link, at most MAX_BYTES."""
     data = read_capped(str(path), MAX_BYTES)
@@ -61,56 +93,112 @@ def similar_pairs(course: Course, ids: list[str], folders: Mapping[str, Path], *
 
     `folders` maps a student's name to the folder holding their `exNN_*.py` files.
     """
+    pairs: list[SimilarPair] = []
+    for ex_id, groups, links in _alike(course, ids, folders, threshold, min_tokens):
+        for (i, j), (share_one, share_other, tokens) in links.items():
+            for a in groups[i]:
+                for b in groups[j]:
+                    if i == j and a >= b:  # within one group: each pair once
+                        continue
+                    first, second = (a, b) if a < b else (b, a)
+                    shares = (share_one, share_other) if first == a else (share_other, share_one)
+                    pairs.append(SimilarPair(ex_id, first, second, *shares, tokens))
+    pairs.sort(key=lambda p: (-p.similarity, -p.tokens, p.exercise, p.a, p.b))
+    return pairs
+
+
+def similar_clusters(course: Course, ids: list[str], folders: Mapping[str, Path], *,
+                     threshold: float = THRESHOLD, min_tokens: int = MIN_TOKENS) -> list[SimilarCluster]:
+    """The students alike, exercise by exercise, in clusters: two students are in one cluster
+    when their files are alike (as `similar_pairs` finds them), or both alike to a third's.
+    Every cluster, the most alike first; identical files are one version of the cluster.
+
+    Worked example: a and b hand in the very same ex01, c the same with renamed variables, d
+    the stub: one cluster, versions `(("a", "b"), ("c",))`, each closest to the other.
+    """
+    clusters: list[SimilarCluster] = []
+    for ex_id, groups, links in _alike(course, ids, folders, threshold, min_tokens):
+        parent = list(range(len(groups)))
+
+        def root(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        for i, j in links:
+            parent[root(i)] = root(j)
+        members: dict[int, list[int]] = {}
+        for i in sorted({k for link in links for k in link}):
+            members.setdefault(root(i), []).append(i)
+        for texts in members.values():
+            texts.sort(key=lambda i: (-len(groups[i]), groups[i]))  # the most handed-in version first
+            closest = []
+            for i in texts:
+                best = None
+                for (one, other), (share_one, share_other, tokens) in links.items():
+                    if one == other or i not in (one, other):
+                        continue
+                    mine, theirs, far = (share_one, share_other, other) if one == i else (share_other, share_one, one)
+                    if best is None or (max(mine, theirs), tokens) > (max(best.share, best.other_share), best.tokens):
+                        best = Likeness(texts.index(far), mine, theirs, tokens)
+                closest.append(best)
+            found = [links[k] for k in links if k[0] in texts]
+            clusters.append(SimilarCluster(ex_id, tuple(groups[i] for i in texts), tuple(closest),
+                                           max(max(a, b) for a, b, _ in found), max(t for _, _, t in found)))
+    clusters.sort(key=lambda c: (-c.similarity, -len(c.students), c.exercise, c.students))
+    return clusters
+
+
+def _alike(course: Course, ids: list[str], folders: Mapping[str, Path], threshold: float, min_tokens: int):
+    """Per exercise: (id, groups, links). `groups` are the distinct files' students (sorted
+    names, one tuple per text), `links` maps (i, j), i <= j, to (share of i's code in j's, the
+    reverse, matched length) for the groups alike enough; (i, i) when a group's students
+    share a file long enough to count."""
     CodeFingerprint, compare_files = _copydetect()
 
     win_size = GUARANTEE_T - NOISE_T + 1
-    pairs: list[SimilarPair] = []
     for ex_id in ids:
         ex = course.exercise(ex_id)
         stub = read_submission(course.exercises_dir / ex.file) or ""
 
         def fingerprint(text: str, boilerplate=None):
             # fp= keeps copydetect from opening the file itself; language= names pygments' Python
-            # lexer (found from the file name, pygments compiles every lexer's name patterns
-            # first: about 0.35 s of every batch and report)
+            # lexer (found from the file name, pygments would compile every lexer's name patterns
+            # first, in every batch and report)
             return CodeFingerprint(ex.file, NOISE_T, win_size, boilerplate=boilerplate, fp=io.StringIO(text),
                                    language="python")
 
         boilerplate = sorted(fingerprint(stub).hashes) if stub.strip() else []
         # students with the very same file are compared once (a leaked solution handed in by
         # 90 students is one text, not 4,005 comparisons)
-        groups: dict[str, list[str]] = {}
+        by_text: dict[str, list[str]] = {}
         for name in sorted(folders):
             text = read_submission(Path(folders[name]) / ex.file)
             if text is not None and text != stub:
-                groups.setdefault(text, []).append(name)
-        prints = {text: fingerprint(text, boilerplate) for text in groups}
-        texts = [text for text in groups if prints[text].hashes]
+                by_text.setdefault(text, []).append(name)
+        prints = {text: fingerprint(text, boilerplate) for text in by_text}
+        texts = [text for text in by_text if prints[text].hashes]
+        links: dict[tuple[int, int], tuple[float, float, int]] = {}
         for i, one in enumerate(texts):
             for j in range(i, len(texts)):
-                other = texts[j]
-                found = _compare(prints[one], prints[other], threshold, compare_files)
+                if i == j and len(by_text[one]) < 2:
+                    continue  # a file alone is like itself, and that says nothing
+                found = _compare(prints[one], prints[texts[j]], threshold, compare_files)
                 if found is None:
                     continue
                 share_one, share_other, tokens = found
                 if tokens < min_tokens or max(share_one, share_other) < threshold:
                     continue
-                for a in groups[one]:
-                    for b in groups[other]:
-                        if i == j and a >= b:  # within one group: each pair once
-                            continue
-                        first, second = (a, b) if a < b else (b, a)
-                        shares = (share_one, share_other) if first == a else (share_other, share_one)
-                        pairs.append(SimilarPair(ex_id, first, second, *shares, tokens))
-    pairs.sort(key=lambda p: (-p.similarity, -p.tokens, p.exercise, p.a, p.b))
-    return pairs
+                links[(i, j)] = found
+        yield ex_id, [tuple(by_text[text]) for text in texts], links
 
 
 def _copydetect():
     """copydetect's fingerprint and comparison, imported without matplotlib's pyplot.
 
     copydetect's module imports pyplot at its top for its own HTML report, which is never
-    drawn here (grader.cohort.report_html is ours); pyplot alone costs about 0.7 s of every
+    drawn here (grader.cohort.report_html is ours), and importing pyplot is slow for every
     `grade batch` and `grade report`. So while copydetect is imported, an empty module stands
     in for pyplot (and for matplotlib, if it is not loaded yet), and is taken out again at
     once: a later `import matplotlib.pyplot` (the loss curve's PNG) gets the real one.

@@ -51,7 +51,7 @@ from grader.cohort.names import display_name, student_key, terminal_name
 from grader.cohort.notebooks import extract_notebook_text
 from grader.cohort.reasons import WHOLE
 from grader.cohort.renames import renamed
-from grader.model.course import Course
+from grader.model.course import Course, holds_course_files
 from grader.model.files import atomic_write
 from grader.sandbox.intake import EXERCISE_NAME, SubmissionRefused, Survey, reading_order, survey
 
@@ -323,16 +323,6 @@ def _refusal(name: str, info, cap: int) -> dict | None:
 def _read_one(found: Survey, parts: tuple[str, ...], cap: int) -> bytes | None:
     data = found.read([parts], cap)[parts]
     return None if isinstance(data, SubmissionRefused) else data
-
-
-def holds_course_files(listing: dict, course: Course) -> bool:
-    """Whether a folder's listing ({name: lstat, or a refusal}) holds a course exercise file as
-    a regular file: what makes a student's `exercises/` the folder their work is read from
-    (one holding only a link, a FIFO, a folder so named or an `ex99_scratch.py` does not hide
-    the files beside it). Shared by `grade batch` and single runs (`--submission DIR`)."""
-    files = {ex.file for ex in course.exercises}
-    return any(name in files and isinstance(info, os.stat_result) and stat.S_ISREG(info.st_mode)
-               for name, info in listing.items())
 
 
 def _source_files(found: Survey, course: Course) -> tuple[dict[str, bytes], list[dict]]:

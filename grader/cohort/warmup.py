@@ -4,8 +4,8 @@ Some reference answers take seconds (ex12's trainings), and so does each known m
 answer to the same call (the training with one thing changed). Left to the judges, every
 judge computed the reference's at its first student, all at the same time, and a mistake's
 at the first student who made it: the grader's own time, spent inside a run whose printed
-bound counts the students' time (`grader.cohort.batch.time_bound`). A full-course submission
-that sleeps under every limit took 626 s against a printed 600 on a first run.
+bound counts the students' time (`grader.cohort.batch.time_bound`): a full-course submission
+that sleeps under every limit would run past the bound printed.
 
 So before it prints that bound and forks its judges, `grade batch` runs each graded
 exercise's checks once in its own process with the reference as the student (each call is

@@ -21,7 +21,7 @@ from grader.sandbox import ZygoteGone
 def _one_submission(folder: Path, course: Course) -> bool:
     """Whether DIR's own top level holds a course exercise file (a student's folder given as the
     cohort: graded as "0 students" otherwise)."""
-    from grader.cohort.students import holds_course_files
+    from grader.model.course import holds_course_files
 
     names = {ex.file for ex in course.exercises}
     listing = {}

@@ -6,32 +6,42 @@ import sys
 
 import click
 
-from grader.model.course import CourseError
-
 
 @click.command("check")
 @click.argument("exercises", nargs=-1)
 @click.option("--only", "only", multiple=True, help="只检查这些练习 / only these exercises")
-@click.option("--mutants", is_flag=True,
-              help="给参考答案造变异体，列出通过全部检查的那些（报告，不是门槛）/ grade mutants of the "
-                   "references and list the survivors (a report, not a gate: exit 0)")
+@click.option("--write-stubs", is_flag=True, default=False,
+              help="先由参考答案的答案区重写存根 / first write each stub from its reference's solution regions")
+@click.option("--mutants", is_flag=True, default=False,
+              help="参考答案的变异体，看隐藏检查有多强：列出通过全部检查的那些（报告，不是门槛）/ mutants of the "
+                   "references, how strong the hidden checks are: the survivors listed (a report, not a gate: exit 0)")
 @click.option("--max-mutants", "most", type=click.IntRange(min=1), default=None,
               help="每个练习最多评这么多个变异体 / at most this many mutants per exercise")
 @click.option("--budget", type=click.FloatRange(min=0), default=600.0, show_default=True,
               help="每个练习的秒数上限，估计超出就跳过（0：不限）/ seconds per exercise; an exercise whose "
                    "mutants would take longer is left out (0: no limit)")
 @click.pass_obj
-def check_command(obj, exercises, only, mutants, most, budget):
-    """自检：存根全部失败、参考全部通过、错误都被识别 / the kit's self-test.
+def check_command(obj, exercises, only, write_stubs, mutants, most, budget):
+    """自检：编写规则、存根全部失败、参考全部通过、错误都被识别 / the kit's self-test.
 
     EXERCISES: 只检查这些练习（同 --only）/ only these exercises (as --only).
     """
-    course = obj.course
-    chosen = list(exercises) + list(only)
+    from grader.model.course import CourseError
+
     try:
-        ids = [course.exercise(ex_id).id for ex_id in chosen]
+        course = obj.course
+    except CourseError as err:  # an authoring fault of course.toml itself: said with its file
+        click.echo(f"  ✗ {err}", err=True)
+        sys.exit(1)
+    try:
+        ids = [course.exercise(ex_id).id for ex_id in list(exercises) + list(only)]
     except CourseError as err:
         raise click.UsageError(str(err)) from None
+    if write_stubs:
+        from grader.build.scaffold import write_stubs as write
+
+        for path in write(course, ids or [e.id for e in course.exercises]):
+            click.echo(f"wrote {path}")
     if mutants:
         try:
             from grader.build.mutant_check import run_mutants

@@ -10,6 +10,8 @@ from grader.commands.options import ISOLATION_OPTION
 from grader.commands.paths import AnyPath, OutputFile
 from grader.model.course import CourseError
 from grader.model.messages import say
+from grader.report.gradescope import HIDDEN_CHOICES
+from grader.report.render import FORMATS
 
 
 def grading_options(func):
@@ -17,10 +19,12 @@ def grading_options(func):
         click.option("--submission", "submission", type=AnyPath(), default=None,
                      help="提交目录 / submission folder (default ./exercises)"),
         click.option("--reference", is_flag=True, help="评分参考答案 / grade the reference solutions"),
-        click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "gradescope", "github", "classroom"]),
-                     default="text", show_default=True),
-        click.option("--out", "out", type=OutputFile(), default=None, help="写入文件 / write to FILE"),
-        click.option("--hidden-visibility", "hidden_visibility", type=click.Choice(["after_published", "hidden"]),
+        click.option("--format", "formats", type=click.Choice(FORMATS), multiple=True,
+                     help="报告格式（默认 text），可重复，与 --out 按顺序配对 / the report's format (default text); "
+                          "repeat it with an --out each to write several in one run"),
+        click.option("--out", "outs", type=OutputFile(), multiple=True,
+                     help="写入文件，与 --format 按顺序配对 / write to FILE, paired with --format in order"),
+        click.option("--hidden-visibility", "hidden_visibility", type=click.Choice(HIDDEN_CHOICES),
                      default=None, help="gradescope: 隐藏检查何时可见 / when students see hidden checks "
                                         "(default after_published)"),
         click.option("--color/--no-color", default=None, help="彩色输出 / colored text"),
@@ -45,15 +49,20 @@ def make_grade_command(name: str) -> click.Command:
     @click.command(name=name, help=helps.get(name, f"评分 {name} / grade {name}"))
     @grading_options
     @click.pass_obj
-    def command(obj, submission, reference, fmt, out, hidden_visibility, color, lang, show_hidden, isolation,
+    def command(obj, submission, reference, formats, outs, hidden_visibility, color, lang, show_hidden, isolation,
                 show_answers):
         from grader.report.render import ANSWER_FORMATS
         from grader.run.grading import grade_command
+        from grader.run.outputs import OutputsError, pair_outputs
 
         if lang:
             obj.lang = lang
         course = obj.course
-        if show_answers and fmt not in ANSWER_FORMATS:
+        try:
+            outputs = pair_outputs(formats, outs, obj.lang)
+        except OutputsError as err:
+            raise click.UsageError(str(err)) from None
+        if show_answers and any(o.fmt not in ANSWER_FORMATS for o in outputs):
             raise click.UsageError(say("show_answers_formats", obj.lang))
         if show_answers and not course.solutions_dir.is_dir():  # a student's release: answers are earned
             raise click.UsageError(say("show_answers_release", obj.lang))
@@ -65,9 +74,12 @@ def make_grade_command(name: str) -> click.Command:
             except CourseError:
                 raise click.UsageError(say("unknown_exercise", obj.lang, id=name,
                                            known=", ".join(e.id for e in course.exercises))) from None
-        code = grade_command(course, ids, submission=submission, reference=reference, fmt=fmt, out=out,
+        from grader.student.progress import record_attempt
+
+        code = grade_command(course, ids, submission=submission, reference=reference, outputs=outputs,
                              color=color, lang=obj.lang, hidden_visibility=hidden_visibility,
-                             show_hidden=show_hidden, show_answers=show_answers, isolation=isolation)
+                             show_hidden=show_hidden, show_answers=show_answers, isolation=isolation,
+                             record=record_attempt)
         sys.exit(code)
 
     return command

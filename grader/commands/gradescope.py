@@ -7,13 +7,14 @@ from pathlib import Path
 import click
 
 from grader.commands.paths import OutputFolder
-
+from grader.report.gradescope import HIDDEN_CHOICES, HIDDEN_VISIBILITY
 
 
 @click.command("gradescope")
 @click.argument("out", type=OutputFolder(file_okay=True))
-@click.option("--hidden-visibility", type=click.Choice(["after_published", "hidden"]), default="after_published",
-              show_default=True, help="隐藏检查何时可见 / when students see the hidden checks")
+@click.option("--hidden-visibility", type=click.Choice(HIDDEN_CHOICES), default=HIDDEN_VISIBILITY,
+              show_default=True, help="隐藏检查何时可见 / when students see the hidden checks "
+                                      "(Gradescope 的 hidden 只用于不计分的测试 / Gradescope's hidden is for tests without points)")
 @click.pass_obj
 def gradescope(obj, out: Path, hidden_visibility: str):
     """生成 Gradescope 自动评分包 / build a Gradescope autograder bundle (OUT.zip).

@@ -17,7 +17,7 @@ from grader.model.messages import say
 @click.pass_obj
 def hint_command(obj, exercise_id, level, submission):
     """显示下一级提示（或 --level N 那一级）/ show the exercise's next hint (or level N)."""
-    from grader.student.hints import next_hint
+    from grader.student.hints import ladder, next_hint
     from grader.student.progress import student_folder
 
     course = obj.course
@@ -26,8 +26,8 @@ def hint_command(obj, exercise_id, level, submission):
     except CourseError:
         raise click.UsageError(say("unknown_exercise", obj.lang, id=exercise_id,
                                    known=", ".join(e.id for e in course.exercises))) from None
-    if level is not None and not 1 <= level <= len(ex.hints):
-        raise click.UsageError(say("hint_levels", obj.lang, id=ex.id, total=len(ex.hints)))
+    if level is not None and not 1 <= level <= len(ladder(ex)):
+        raise click.UsageError(say("hint_levels", obj.lang, id=ex.id, total=len(ladder(ex))))
     folder = student_folder(submission)
     if submission and not folder.is_dir():  # as grade status and grade exNN say it
         raise click.UsageError(say("missing_folder", obj.lang, path=folder))

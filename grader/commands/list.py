@@ -17,8 +17,9 @@ from grader.commands.paths import AnyPath
 @click.pass_obj
 def list_command(obj, submission, color):
     """列出练习：标题、状态、得分、章节 / list the exercises: title, state, points, section."""
+    from grader.report.layout import terminal_width
     from grader.student.progress import status_lines, student_folder
 
     use_color = sys.stdout.isatty() if color is None else color
     click.echo("\n".join(status_lines(obj.course, student_folder(submission), obj.lang, color=use_color,
-                                      compact=True)))
+                                      compact=True, width=terminal_width())))

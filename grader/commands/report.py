@@ -41,7 +41,7 @@ def report(obj, out, submissions):
 
             with tempfile.TemporaryDirectory(prefix="grade-report-") as staged:  # OUT keeps only the page
                 folders = {s.name: s.folder for s in find_students(submissions, course, Path(staged))}
-                path = write_report(out, book, course, folders, obj.lang)
+                path = write_report(out, book, course, folders, obj.lang, cohort=submissions)
     except ImportError as err:
         raise click.UsageError(f"pip install {err.name}: 生成报告需要它 / the report needs it") from None
     click.echo(f"-> {path}")

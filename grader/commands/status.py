@@ -1,4 +1,4 @@
-"""`grade status`: 未开始 / 未通过 / 通过, points and the last attempt of every exercise."""
+"""`grade status`: 未开始 / 未通过 / 通过, the points of the last and of the best attempt of every exercise."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from grader.student.progress import status_lines, student_folder
 @click.option("--color/--no-color", default=None, help="彩色输出 / colored text")
 @click.pass_obj
 def status(obj, submission, color):
-    """进度：每个练习的状态、得分和最近一次评分的时间 / every exercise's state, points and last attempt."""
+    """进度：每个练习的状态、最近一次与最好一次的得分 / every exercise's state, last and best attempt."""
     import sys
 
     folder = student_folder(submission)
@@ -22,5 +22,7 @@ def status(obj, submission, color):
         from grader.model.messages import say
 
         raise click.UsageError(say("missing_folder", obj.lang, path=folder))
+    from grader.report.layout import terminal_width
+
     use_color = sys.stdout.isatty() if color is None else color
-    click.echo("\n".join(status_lines(obj.course, folder, obj.lang, color=use_color)))
+    click.echo("\n".join(status_lines(obj.course, folder, obj.lang, color=use_color, width=terminal_width())))

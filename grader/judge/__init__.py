@@ -12,10 +12,10 @@ so that spawned workers start importing it alongside the judge.
 import importlib
 
 _FROM = {"Tol": "grader.judge.compare", "CheckFailed": "grader.model.results", "Finding": "grader.model.results",
-         **{name: "grader.judge.verdicts" for name in ("assert_ok", "call", "check_value", "diagnose", "fail",
+         **{name: "grader.judge.verdicts" for name in ("assert_ok", "call", "check_hand", "check_value", "diagnose", "fail",
                                                         "observe", "probe", "read", "same")}}
 
-__all__ = ["Tol", "call", "read", "probe", "same", "check_value", "observe", "fail", "assert_ok",
+__all__ = ["Tol", "call", "read", "probe", "same", "check_value", "check_hand", "observe", "fail", "assert_ok",
            "diagnose", "CheckFailed", "Finding"]
 
 

@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 import torch
 
+from grader.judge.sealed import Sealed
+from grader.report.humanize import number_in_value as _fmt_number
+from grader.report.humanize import short  # noqa: F401  (the checks' vocabulary: grader.judge.compare.short)
+
 
 @dataclass(frozen=True)
 class Tol:
@@ -31,84 +35,7 @@ class Mismatch:
 
     zh: str
     en: str
-
-
-def short(value, limit: int = 60) -> str:
-    """A one-line form for the report: shapes for tensors, values for the rest. Never longer
-    than about `limit` characters, and never built longer first: a student's answer may be
-    a dict keyed by 16 MB tensors, or an int of 5,000 digits."""
-    if isinstance(value, torch.Tensor):
-        return str(tuple(value.shape)) if value.dim() else _fmt_number(value.item())
-    if isinstance(value, tuple) and value and all(isinstance(v, torch.Tensor) for v in value):
-        return " ".join(short(v) for v in value[:8]) + (" …" if len(value) > 8 else "")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        from grader.report.humanize import number
-
-        return number(value)  # a count read by people: 409,600,000 (409.6M)
-    text = _inline(value, limit)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _inline(value, limit: int = 60, depth: int = 0) -> str:
-    """One line, recursively, about `limit` characters at most however large the value;
-    tensors inside containers (dict keys too) as `T(2, 4)`."""
-    if depth > 6 or limit <= 0:
-        return "…"
-    if isinstance(value, torch.Tensor):
-        return f"T{tuple(value.shape)}" if value.dim() else _fmt_number(value.item())
-    if isinstance(value, dict) and "__unsupported__" in value and len(value) == 1:
-        return f"<{_cut(str(value['__unsupported__']), limit)}>"
-    if isinstance(value, dict):
-        pairs = ((k, v) for k, v in value.items())
-        return _items("{", "}", pairs, limit, depth, lambda kv, room: f"{_inline(kv[0], room, depth + 1)}: "
-                                                                    f"{_inline(kv[1], room, depth + 1)}")
-    if isinstance(value, (list, tuple)):
-        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ",)" if len(value) == 1 else ")")
-        return _items(opening, closing, iter(value), limit, depth, lambda v, room: _inline(v, room, depth + 1))
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, (int, float)):
-        return _fmt_number(value)
-    if isinstance(value, str):
-        text = repr(value[:limit]).replace("\n", " ")
-        return text if len(value) <= limit else text[:-1] + "…" + text[-1]
-    return _cut(repr(value).replace("\n", " "), limit)  # plain data holds nothing else
-
-
-def _items(opening: str, closing: str, items, limit: int, depth: int, show) -> str:
-    """`[a, b, …]`: items shown while they fit in `limit`, the rest as "…", never all rendered."""
-    parts, used = [], len(opening) + len(closing)
-    for item in items:
-        if used >= limit:
-            parts.append("…")
-            break
-        text = show(item, limit - used)
-        parts.append(text)
-        used += len(text) + 2
-    return opening + ", ".join(parts) + closing
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: max(limit - 1, 1)] + "…"
-
-
-def _fmt_number(x) -> str:
-    """A number inside a value (a list item, a tensor element): ints plain, floats to 4 decimals.
-
-    A number on its own gets the long form from `short` (grader.report.humanize: `409,600,000 (409.6M)`);
-    inside a list, thousands separators would read as more items.
-    """
-    import math
-
-    if isinstance(x, bool) or not isinstance(x, float):
-        if isinstance(x, int):
-            from grader.report.humanize import int_text
-
-            return int_text(x)
-        return str(x)
-    if math.isnan(x) or math.isinf(x):
-        return str(x)
-    return f"{x:.4f}" if abs(x) >= 1e-3 or x == 0 else f"{x:.3g}"
+    what: str = "value"  # value | type | length | shape | dtype | keys: what differs, in a word
 
 
 def kind(value) -> str:
@@ -119,10 +46,102 @@ def kind(value) -> str:
     return type(value).__name__
 
 
-def compare(expected, got, tol: Tol | None = None, *, dtype: bool = True, path: str = "") -> Mismatch | None:
-    """None when `got` matches `expected`, else a Mismatch saying where first."""
+MAX_PARTS = 6  # differing keys or positions listed one by one; past it, "… and N more"
+
+
+def compare(expected, got, tol: Tol | None = None, *, dtype: bool = True, path: str = "",
+            words: dict | None = None) -> Mismatch | None:
+    """None when `got` matches `expected`, else a Mismatch saying where.
+
+    A dict (or a tuple) of facts lists EVERY key (position) that differs, each with expected
+    against got, and after it the check's own words for that key (`words`: key path -> (zh, en)):
+
+    >>> print(compare({"same_parameter": True, "std": "ok"}, {"same_parameter": False, "std": "ok"},
+    ...               words={"same_parameter": ("Parameter 被换掉了", "the Parameter was replaced")}).en)
+    `same_parameter`: expected True, got False — the Parameter was replaced
+    >>> print(compare({"a": 1, "b": 2, "c": 3}, {"a": 1, "b": 5, "c": 4}).en)
+    2 parts differ:
+    `b`: expected 2, got 5
+    `c`: expected 3, got 4
+    """
     tol = tol or DEFAULT_TOL
+    found = differences(expected, got, tol, dtype, path)
+    if not found:
+        return None
+    lines = [_part_line(where, m, words) for where, m in found[:MAX_PARTS]]
+    more_zh = [f"… 另有 {len(found) - MAX_PARTS} 处"] if len(found) > MAX_PARTS else []
+    more_en = [f"… and {len(found) - MAX_PARTS} more"] if len(found) > MAX_PARTS else []
+    if len(found) == 1:
+        return Mismatch(lines[0][0], lines[0][1], found[0][1].what)
+    return Mismatch("\n".join([f"{len(found)} 处不同："] + [zh for zh, _ in lines] + more_zh),
+                    "\n".join([f"{len(found)} parts differ:"] + [en for _, en in lines] + more_en))
+
+
+_PREFIXES = (("值不同：", "value differs: "),)
+
+
+def _part_line(where: str, m: Mismatch, words: dict | None) -> tuple[str, str]:
+    """`key`: expected X, got Y — the check's words for that key."""
+    zh, en = m.zh, m.en
+    for p_zh, p_en in _PREFIXES:  # "value differs" says nothing a listed key does not
+        zh, en = zh.removeprefix(p_zh), en.removeprefix(p_en)
+    said = (words or {}).get(where)
+    if said:
+        zh, en = f"{zh}——{said[0]}", f"{en} — {said[1]}"
+    return (f"`{where}`：{zh}", f"`{where}`: {en}") if where else (zh, en)
+
+
+def part_path(path: str, key) -> str:
+    """`same_parameter`, `shapes[0]`, `stats.std`: a key or position as a reader names it."""
+    if isinstance(key, str) and key.isidentifier():
+        return f"{path}.{key}" if path else key
+    return f"{path}[{short(key)}]"
+
+
+def differences(expected, got, tol: Tol, dtype: bool, path: str) -> list[tuple[str, Mismatch]]:
+    """Every differing key of a dict and position of a tuple (recursively), each with the first
+    difference under it; a list or a tensor is one part (its first difference)."""
+    if isinstance(expected, dict) and isinstance(got, dict) and not _unsupported(got):
+        missing = [k for k in expected if k not in got]
+        extra = [k for k in got if k not in expected]
+        if missing or extra:
+            return [(path, _keys_mismatch(missing, extra))]
+        found = []
+        for key in expected:
+            found += differences(expected[key], got[key], tol, dtype, part_path(path, key))
+        return found
+    if (type(expected) is tuple and type(got) is tuple and len(expected) == len(got)
+            and not _is_id_pair(expected)):
+        found = []
+        for i, (e, g) in enumerate(zip(expected, got)):
+            found += differences(e, g, tol, dtype, f"{path}[{i}]")
+        return found
+    m = _compare(expected, got, tol, dtype, "")  # said relative to the part: `key`: …
+    return [] if m is None else [(path, m)]
+
+
+def _is_id_pair(value) -> bool:
+    """A merge's pair `(97, 98)`: one item, not two facts."""
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+
+
+def _unsupported(value) -> bool:
+    return "__unsupported__" in value and len(value) == 1
+
+
+def _keys_mismatch(missing, extra) -> Mismatch:
+    missing, extra = short(missing), short(extra)
+    return Mismatch(f"键不同：缺少 {missing}，多出 {extra}", f"keys differ: missing {missing}, unexpected {extra}", "keys")
+
+
+def _compare(expected, got, tol: Tol, dtype: bool, path: str) -> Mismatch | None:
+    """The first difference of one part (a dict or a tuple that did not match in kind included)."""
     where = f" {path}" if path else ""
+    if isinstance(expected, Sealed) or isinstance(got, Sealed):  # a hand answer in a student release
+        sealed, other = (expected, got) if isinstance(expected, Sealed) else (got, expected)
+        if sealed.matches(other, atol=tol.atol, rtol=tol.rtol):
+            return None
+        return Mismatch(f"值不对{where}（正确的值不显示）", f"not the right value{where} (the right value is not shown)")
     if isinstance(expected, torch.Tensor):
         return _compare_tensor(expected, got, tol, dtype, where)
     if isinstance(expected, bool) or expected is None or isinstance(expected, str):
@@ -137,7 +156,7 @@ def compare(expected, got, tol: Tol | None = None, *, dtype: bool = True, path: 
             return _kind_mismatch(expected, got, where)
         if len(got) != len(expected):
             return Mismatch(f"长度不同{where}：期望 {len(expected)}，得到 {len(got)}",
-                            f"length differs{where}: expected {len(expected)}, got {len(got)}")
+                            f"length differs{where}: expected {len(expected)}, got {len(got)}", "length")
         for i, (e, g) in enumerate(zip(expected, got)):
             found = compare(e, g, tol, dtype=dtype, path=f"{path}[{i}]")
             if found:
@@ -146,17 +165,8 @@ def compare(expected, got, tol: Tol | None = None, *, dtype: bool = True, path: 
     if isinstance(expected, dict):
         if not isinstance(got, dict):
             return _kind_mismatch(expected, got, where)
-        missing = [k for k in expected if k not in got]
-        extra = [k for k in got if k not in expected]
-        if missing or extra:
-            missing, extra = short(missing), short(extra)
-            return Mismatch(f"键不同{where}：缺少 {missing}，多出 {extra}",
-                            f"keys differ{where}: missing {missing}, unexpected {extra}")
-        for key in expected:
-            found = compare(expected[key], got[key], tol, dtype=dtype, path=f"{path}[{short(key)}]")
-            if found:
-                return found
-        return None
+        found = differences(expected, got, tol, dtype, path)
+        return found[0][1] if found else None
     return None if expected == got else Mismatch(f"值不同{where}", f"value differs{where}")
 
 
@@ -185,7 +195,7 @@ def how_to_get(expected, got) -> tuple[str, str]:
 def _kind_mismatch(expected, got, where: str) -> Mismatch:
     zh_hint, en_hint = how_to_get(expected, got)
     return Mismatch(f"类型不同{where}：期望 {kind(expected)}，得到 {kind(got)}{zh_hint}",
-                    f"type differs{where}: expected {kind(expected)}, got {kind(got)}{en_hint}")
+                    f"type differs{where}: expected {kind(expected)}, got {kind(got)}{en_hint}", "type")
 
 
 def _compare_number(expected, got, tol: Tol, where: str) -> Mismatch | None:
@@ -197,7 +207,7 @@ def _compare_number(expected, got, tol: Tol, where: str) -> Mismatch | None:
         if type(got) is not int:
             return _kind_mismatch(expected, got, where) if not isinstance(got, float) or got != expected else \
                 Mismatch(f"类型不同{where}：期望 int，得到 float {got}（用 int(...)）",
-                         f"type differs{where}: expected int, got float {got} (use int(...))")
+                         f"type differs{where}: expected int, got float {got} (use int(...))", "type")
         return Mismatch(f"值不同{where}：期望 {short(expected)}，得到 {short(got)}",
                         f"value differs{where}: expected {short(expected)}, got {short(got)}")
     if type(got) not in (int, float):  # an int where a float is asked is still the number
@@ -221,10 +231,10 @@ def _compare_tensor(expected: torch.Tensor, got, tol: Tol, check_dtype: bool, wh
         return _kind_mismatch(expected, got, where)
     if tuple(got.shape) != tuple(expected.shape):
         return Mismatch(f"形状不同{where}：期望 {tuple(expected.shape)}，得到 {tuple(got.shape)}",
-                        f"shape differs{where}: expected {tuple(expected.shape)}, got {tuple(got.shape)}")
+                        f"shape differs{where}: expected {tuple(expected.shape)}, got {tuple(got.shape)}", "shape")
     if check_dtype and got.dtype != expected.dtype:
         return Mismatch(f"dtype 不同{where}：期望 {expected.dtype}，得到 {got.dtype}",
-                        f"dtype differs{where}: expected {expected.dtype}, got {got.dtype}")
+                        f"dtype differs{where}: expected {expected.dtype}, got {got.dtype}", "dtype")
     if expected.numel() == 0:
         return None
     if expected.dim() == 0:  # a scalar tensor (a loss): compare it as a number

@@ -12,14 +12,13 @@
 >>> from grader.model.results import CheckResult, ExerciseResult
 >>> ex = Exercise.__new__(Exercise); object.__setattr__(ex, "id", "ex02")
 >>> r = ExerciseResult(ex, [CheckResult("ex02", "test_a", Text("a", "a"), 3, True)])
->>> out = apply_integrity([r], {"ex02": ["changed: grader.probes.ex02.forbidden_net"]}, {})
+>>> out = apply_integrity([r], {"ex02": ["changed: grader.probes.common.call_function"]}, {})
 >>> out[0].score, out[0].checks[0].finding.kind
 (0, 'tampered')
 """
 
 from __future__ import annotations
 
-from grader.judge.scan import WATCH_OFF
 from grader.model.results import ExerciseResult, Finding
 
 
@@ -37,9 +36,6 @@ def apply_integrity(results: list[ExerciseResult], tampered: dict[str, list[str]
     for result in results:
         exercise_id = result.exercise.id
         what = list(tampered.get(exercise_id) or [])
-        # Read in the judge, from the file itself: naming the switches that take the forbidden-API
-        # watch off is tampering whatever the worker reported (an alias bound at import escapes it).
-        what += [reason for reason in reviews.get(exercise_id, ()) if WATCH_OFF in reason and reason not in what]
         if what:
             finding = tampered_finding(what)
             for check in result.checks:

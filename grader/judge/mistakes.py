@@ -1,6 +1,7 @@
 """Known mistakes: each one a small variant of the reference, named and cited.
 
-`grader/mistakes/exNN.py` lists an exercise's mistakes as `MISTAKES`. A mistake's variant
+An exercise's checks module (`grader/per_exercise/exNN/checks.py`) lists its known mistakes as
+`MISTAKES`, below the checks that must catch them. A mistake's variant
 is the reference module with some attributes replaced. A failed check names a mistake only
 when the variant's observations equal the student's on EVERY call the check made (not on
 one call, not on one field): then the variant fails the check exactly as the student did,
@@ -21,6 +22,12 @@ too, and the diagnosis, made when the check ends, must explain them all. An ex03
 the LM head (`embedding_params` always V × C) looks like "tied and untied swapped" on the
 untied case it fails first; the tied case after it, which it gets right and the swapped variant
 does not, rules that diagnosis out.
+
+A mistake whose variant gives no fixed answer (a vocabulary in `list(set(text))` order, which
+changes with each process's string hashes) cannot agree with the student by equality: it says
+instead, with `explains(seen)`, whether every call the check made reads as that mistake and as
+nothing simpler (ex06: every table consistent, in an order that is neither sorted, nor first
+appearance, nor by frequency). Its `overrides` are still its natural code, for `grade check`.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from __future__ import annotations
 import importlib
 import types
 from dataclasses import dataclass, field
+from typing import Callable
 
 from grader.judge.compare import DEFAULT_TOL, Tol, compare
 from grader.model.calls import Call, Observation
@@ -45,6 +53,7 @@ class Mistake:
     overrides: dict = field(default_factory=dict, hash=False, compare=False)
     hint: int | None = None
     fix: dict | None = field(default=None, hash=False, compare=False)  # {"zh": …, "en": …}
+    explains: Callable[[list], bool] | None = field(default=None, hash=False, compare=False)
 
     def message(self, lang: str) -> str:
         return self.en if lang == "en" else self.zh
@@ -62,14 +71,35 @@ class Mistake:
 
 
 def mistakes_for(exercise_id: str) -> list[Mistake]:
-    """The exercise's known mistakes (none if it has no mistakes module)."""
+    """The exercise's known mistakes (none where its checks list none: a student release)."""
+    name = f"grader.per_exercise.{exercise_id}.checks"
     try:
-        module = importlib.import_module(f"grader.mistakes.{exercise_id}")
+        module = importlib.import_module(name)
     except ModuleNotFoundError as err:
-        if err.name == f"grader.mistakes.{exercise_id}":
+        if err.name in (name, f"grader.per_exercise.{exercise_id}"):
             return []
         raise
-    return list(module.MISTAKES)
+    return list(getattr(module, "MISTAKES", []))
+
+
+def fix_title(message: str, lang: str) -> str:
+    """A mistake's short name: its message up to the first colon.
+
+    >>> fix_title("差一错误：最后一个窗口被丢掉了", "zh"), fix_title("Off by one: the last window is dropped", "en")
+    ('差一错误', 'Off by one')
+    """
+    return message.split("：" if lang == "zh" else ":", 1)[0].strip()
+
+
+def fixes_level(mistakes: list[Mistake]) -> dict[str, str] | None:
+    """The last level of a hint ladder: every known mistake's fix, under its short name, in the
+    order the mistakes are listed (None when no mistake has a fix)."""
+    with_fix = [m for m in mistakes if m.fix]
+    if not with_fix:
+        return None
+    return {"zh": "改法（最后一级提示）：" + "；".join(f"{fix_title(m.zh, 'zh')}——{m.fix['zh']}" for m in with_fix),
+            "en": "The fixes (the last level): " + "; ".join(f"{fix_title(m.en, 'en')} — {m.fix['en']}"
+                                                             for m in with_fix)}
 
 
 @dataclass
@@ -85,6 +115,7 @@ class Seen:
     tol: Tol = DEFAULT_TOL
     dtype: bool = True
     expected: Observation | None = None
+    words: dict | None = None  # what each key's difference means (grader.judge.compare), for the report
 
 
 _NOT_DIAGNOSABLE = {"Timeout", "WorkerDied", "MissingName", "MissingSubmissionFile", "NotImplementedYet",
@@ -122,6 +153,13 @@ def matching(reference, seen: list[Seen]) -> list:
     order = [seen[-1]] + seen[:-1]
     found = []
     for mistake in getattr(reference, "mistakes", []):
+        if mistake.explains is not None:  # no fixed answer to agree with: the mistake reads the calls itself
+            try:
+                if mistake.explains(seen):
+                    found.append(mistake)
+            except Exception:  # noqa: BLE001 - the student's data, whatever its shape: no diagnosis
+                pass
+            continue
         try:
             if all(agrees(reference.observe_mistake(mistake, s.call), s) for s in order):
                 found.append(mistake)

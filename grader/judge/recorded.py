@@ -13,7 +13,8 @@ file named by an absolute path, such as the corpus, is keyed by its sha256).
 
 The answers are kept as one blob, `grader/answers.bin`: plain data in the kit's one codec
 (`wire.encode`, read back with `wire.decode`, so loading it runs nothing) compressed with
-zlib, so the expected outputs do not read as text.
+zlib, so the expected outputs do not read as text. The hand answers in them, and every
+output equal to one, are sealed (`grader.judge.sealed`, by `grade release`): matched, never read.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 import grader.sandbox.wire as wire
 from grader.model.course import Course
 from grader.judge.mistakes import Mistake
+from grader.judge.sealed import from_plain
 from grader.model.calls import Call, Observation
 
 FORMAT = 1
@@ -44,7 +46,8 @@ def _obs_to_plain(obs: Observation) -> dict:
 
 
 def _obs_from_plain(d: dict) -> Observation:
-    return Observation(ok=d["ok"], value=d["value"], error=d["error"], output=d.get("output", "") or "")
+    """A recorded observation; a hand answer in it sealed (grader.judge.sealed), as recorded."""
+    return Observation(ok=d["ok"], value=from_plain(d["value"]), error=d["error"], output=d.get("output", "") or "")
 
 
 def load_answers(path: Path) -> dict:

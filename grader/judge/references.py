@@ -3,6 +3,8 @@ kept on disk when slow (ex12's training), with the exercise's known mistakes bes
 
 from __future__ import annotations
 
+import os
+
 import hashlib
 import importlib.util
 import sys
@@ -89,7 +91,10 @@ class Reference:
     def __init__(self, exercise_id: str, module: types.ModuleType, mistakes: list[Mistake] | None = None,
                  store: AnswerStore | None = None):
         self.exercise_id = exercise_id
-        self._subject = InProcessSubject(module)
+        # the reference's own folder: an error whose traceback holds no frame of it was raised
+        # by the check's probe before the reference ran (grader.judge.verdicts.authors_error)
+        folder = os.path.dirname(getattr(module, "__file__", "") or "") or None
+        self._subject = InProcessSubject(module, folder)
         self._module = module
         self._mistakes = mistakes_for(exercise_id) if mistakes is None else mistakes
         self._cache: dict[str, Observation] = {}
@@ -149,8 +154,8 @@ class LiveReferences:
         self.slow_seconds = slow_seconds  # an answer that took this long is kept on disk
         self._refs: dict[str, Reference] = {}
         # `answers_fingerprint(course)`, given by a caller that has it (`grade batch`: once for
-        # every judge) or computed on first use: it digests the whole grader package (about
-        # 16 ms), the same for every exercise.
+        # every judge) or computed on first use: it digests the whole grader package, the same
+        # for every exercise.
         self._fingerprint = fingerprint
 
     def store(self) -> AnswerStore | None:

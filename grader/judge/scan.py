@@ -1,10 +1,9 @@
 """Read a submission before running it: what only a tamperer needs, found in its syntax tree.
 
 Runs in the judge's process, on the bytes `grader.sandbox.intake` read (no link followed),
-with `ast` only: nothing of the submission is executed. A finding does not cost points by
-itself (the worker's guard and the fence decide what a submission can do); it puts a
-**review mark** with its reasons on the submission, shown in every report format, so that a
-person looks at the file.
+with `ast` only: nothing of the submission is executed. A finding never costs a point: it
+puts a **review mark** with its reasons on the submission, shown in every report format, so
+that a person looks at the file.
 
 Flagged:
 
@@ -22,7 +21,11 @@ Flagged:
   `SourceFileLoader`, `runpy`, `marshal`, `types.FunctionType`): a reference copied in from
   wherever another checkout leaves one readable; `exec` under another name (`run = exec`,
   `builtins.exec`), `getattr` with a built-up name on anything, `sys` reached as `os.sys`;
-- a string that names a path into the kit (`solutions/`, `/proc/self/cwd`, `grader/checks`, …).
+- a string that names a path into the kit (`solutions/`, `/proc/self/cwd`, `grader/checks`, …);
+- in a file whose answers are judged by how they are written (ex02's forbidden APIs, read by
+  grader.judge.uses) and the submission's modules it imports: whatever hides a name from that
+  reading, i.e. getattr, vars, setattr passed as values, `vars(…)`, `__dict__`, attrgetter,
+  methodcaller or `__getattribute__` on a name built at run time, and another process's code.
 
 >>> scan_source("import gc\\nx = gc.get_objects()\\n", "ex01_windows.py")
 ['ex01_windows.py:1: imports gc (the garbage collector: walking objects)', 'ex01_windows.py:2: gc.get_objects (the garbage collector: walking objects)']
@@ -35,6 +38,8 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+
+from grader.judge.source import SubmissionSource
 
 ALLOWED_GRADER = {"grader.tinygpt"}
 
@@ -67,30 +72,16 @@ _INSIDES = {
     "__builtins__": "the builtins", "__subclasses__": "walking classes", "__self__": "a bound method's owner",
 }
 _DYNAMIC = {"exec", "eval", "compile", "__import__"}
-# torch's switches that take a TorchDispatchMode off the stack or keep the Python dispatch key
-# out: what ex02's forbidden-API watch stands on. Naming one in an exercise file scores that
-# exercise 0 (grader.judge.integrity), the same as changing an observer.
-WATCH_OFF = "turns off the grader's watch of torch's operations"
-_DISPATCH_SWITCHES = {
-    "_pop_torch_dispatch_stack", "_set_dispatch_mode", "_unset_dispatch_mode", "_DisableTorchDispatch",
-    "_ExcludeDispatchKeyGuard", "ExcludeDispatchKeyGuard", "_ForceDispatchKeyGuard", "_SetExcludeDispatchKeyGuard",
-    "_dispatch_tls_set_dispatch_key_excluded", "_dispatch_tls_set_dispatch_key_included", "_pop_mode",
-    "_pop_mode_temporarily", "_disable_current_modes", "_python_dispatch", "_get_current_dispatch_mode",
-    "_get_dispatch_stack_at", "_len_torch_dispatch_stack", "_DisablePythonDispatcher", "redispatch",
-    "_push_on_torch_dispatch_stack", "_get_dispatch_mode",
-    # calling an operator's kernel for one dispatch key, past the Python key: `op._op_dk(CPU, x)`
-    "_op_dk", "redispatch_boxed", "_dispatch_call_boxed", "_get_operation_overload", "_dispatch_find_schema_or_throw",
-}
-# The exercise whose contract forbids APIs (ex02: the forbidden-API net watches torch): there a
-# name built at run time on a module, or a module's `__dict__`, could only reach a switch
-# under another spelling, so it counts as naming one.
-_WATCHED_FILES = ("ex02_nll.py",)
+# A rule read from the source (ex02: no ready-made softmax, grader.judge.uses) sees the names
+# written; what builds a name at run time hides one from it. In these files, and the
+# submission's own modules they import, such code is named for review.
+HIDES_NAME = "hides a name from the judge's reading of the forbidden APIs"
+_RULED_FILES = ("ex02_nll.py",)
 # What reads an attribute by a name given as a value, as getattr does
 _BY_NAME = {"__getattribute__", "attrgetter", "methodcaller", "getattr_static"}
 _READERS = {"getattr", "vars", "setattr"}  # called directly they are read above; as values, not
-# ...where code run in another thread or process is out of the watch's sight (its worker may
-# start neither: grader.sandbox.limits.ALONE); naming the means is flagged there.
-_ELSEWHERE = {"threading", "_thread", "concurrent", "multiprocessing", "subprocess"}
+# ...and another process, whose code the reading may not follow (a program given as a string).
+_ELSEWHERE = {"concurrent", "multiprocessing", "subprocess"}
 # The signal module: a handler is called with the running frame (the worker withholds it).
 _SIGNALS = {"signal", "_signal"}
 _KIT_PATH = re.compile(r"/proc/(self|\d+|thread-self)/(cwd|root|fd|mem|environ|maps)|(^|/)solutions(/|$)"
@@ -107,9 +98,9 @@ def _dotted(node) -> str | None:
 
 
 class _Scanner(ast.NodeVisitor):
-    def __init__(self, name: str, watched: bool | None = None):
+    def __init__(self, name: str, ruled: bool | None = None):
         self.name = name
-        self.watched = name in _WATCHED_FILES if watched is None else watched
+        self.ruled = name in _RULED_FILES if ruled is None else ruled
         self.imports: set[str] = set()  # the top-level module names imported (by name, statically)
         self.found: list[str] = []
         self.modules: dict[str, str] = {}  # local name -> module it is bound to (import x as y)
@@ -122,16 +113,14 @@ class _Scanner(ast.NodeVisitor):
     def _imported(self, node, module: str) -> None:
         top = module.split(".")[0]
         self.imports.add(top)
-        if any(part in _DISPATCH_SWITCHES for part in module.split(".")):
-            self.flag(node, f"imports {module} ({WATCH_OFF})")
-        elif top in _SIGNALS:
+        if top in _SIGNALS:
             self.flag(node, f"imports {module} (signal handlers: frames)")
         elif top == "grader" and module not in ALLOWED_GRADER:
             self.flag(node, f"imports {module} (only grader.tinygpt of the grader is for submissions)")
         elif top in _MODULES:
-            self.flag(node, f"imports {module} ({_MODULES[top]}" + (f"; {WATCH_OFF})" if self.watched else ")"))
-        elif top in _ELSEWHERE and self.watched:
-            self.flag(node, f"imports {module} (another thread or process, out of the forbidden-API watch)")
+            self.flag(node, f"imports {module} ({_MODULES[top]})")
+        elif top in _ELSEWHERE and self.ruled:
+            self.flag(node, f"imports {module} (code run in another process: {HIDES_NAME})")
 
     def visit_Import(self, node):
         for alias in node.names:
@@ -152,9 +141,7 @@ class _Scanner(ast.NodeVisitor):
                     if alias.name in _SYS_ATTRS:
                         self.flag(node, f"from sys import {alias.name} ({_SYS_ATTRS[alias.name]})")
         for alias in node.names:
-            if alias.name in _DISPATCH_SWITCHES:
-                self.flag(node, f"from {module} import {alias.name} ({WATCH_OFF})")
-            elif alias.name in _LOADERS:
+            if alias.name in _LOADERS:
                 self.flag(node, f"from {module} import {alias.name} ({_LOADING})")
             elif alias.name in _DYNAMIC:
                 self.flag(node, f"from {module} import {alias.name} (runs code given as a string, under another name)")
@@ -179,8 +166,8 @@ class _Scanner(ast.NodeVisitor):
             self.flag(node, f".{node.attr} (runs code given as a string)")  # builtins.exec; not model.eval()
         elif node.attr == "sys" and _dotted(node.value):  # os.sys: sys where the scan does not look for it
             self.flag(node, f"{_dotted(node.value)}.sys (sys reached through another module)")
-        if node.attr in _DISPATCH_SWITCHES or (node.attr == "__dict__" and self.watched):
-            self.flag(node, f".{node.attr} ({WATCH_OFF})")
+        if node.attr == "__dict__" and self.ruled:
+            self.flag(node, f".{node.attr} ({HIDES_NAME})")
         self.generic_visit(node)
 
     # assignments into other modules -------------------------------------------------------------
@@ -216,9 +203,9 @@ class _Scanner(ast.NodeVisitor):
     def visit_Name(self, node):
         if node.id in _DYNAMIC and id(node) not in self.called and isinstance(node.ctx, ast.Load):
             self.flag(node, f"{node.id} under another name (runs code given as a string)")  # run = exec
-        elif self.watched and node.id in _READERS and id(node) not in self.called and isinstance(node.ctx, ast.Load):
+        elif self.ruled and node.id in _READERS and id(node) not in self.called and isinstance(node.ctx, ast.Load):
             # `reduce(getattr, names, op)`: an attribute read by a name the call below cannot see
-            self.flag(node, f"{node.id} passed as a value ({WATCH_OFF})")
+            self.flag(node, f"{node.id} passed as a value ({HIDES_NAME})")
 
     def visit_Call(self, node):
         if isinstance(node.func, ast.Name):
@@ -226,7 +213,7 @@ class _Scanner(ast.NodeVisitor):
         name = _dotted(node.func)
         literal = bool(node.args) and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
         if name in _DYNAMIC and not literal:
-            self.flag(node, f"{name}(…) on a computed string" + (f" ({WATCH_OFF})" if self.watched else ""))
+            self.flag(node, f"{name}(…) on a computed string" + (f" ({HIDES_NAME})" if self.ruled else ""))
         elif name in ("exec", "eval", "compile"):
             self.flag(node, f"{name}(…) (runs code given as a string)")
             self._inner(node.args[0].value, node)
@@ -251,14 +238,14 @@ class _Scanner(ast.NodeVisitor):
                 and not isinstance(node.args[1], ast.Constant):
             base = _dotted(node.args[0]) or "…"
             # on anything: a module may be reached through a plain variable (`u = importlib.util`)
-            why = WATCH_OFF if self.watched else "reaching into an object by a built-up name"
+            why = HIDES_NAME if self.ruled else "reaching into an object by a built-up name"
             self.flag(node, f"{name}({base}, …) on a computed name ({why})")
-        elif name == "vars" and node.args and self.watched:  # on anything: `op = torch.ops…; vars(op)[…]`
-            self.flag(node, f"vars({_dotted(node.args[0]) or '…'}) ({WATCH_OFF})")
-        elif self.watched and name and name.split(".")[-1] in _BY_NAME and not all(
+        elif name == "vars" and node.args and self.ruled:  # on anything: `op = torch.ops…; vars(op)[…]`
+            self.flag(node, f"vars({_dotted(node.args[0]) or '…'}) ({HIDES_NAME})")
+        elif self.ruled and name and name.split(".")[-1] in _BY_NAME and not all(
                 isinstance(arg, ast.Constant) for arg in node.args[(1 if name.endswith("__getattribute__") else 0):]):
-            # getattr under other names: an attribute (`_op_dk`) spelt at run time
-            self.flag(node, f"{name}(…) on a computed name ({WATCH_OFF})")
+            # getattr under other names: an attribute (`"soft" + "max"`) spelt at run time
+            self.flag(node, f"{name}(…) on a computed name ({HIDES_NAME})")
         self.generic_visit(node)
 
     def _inner(self, source: str, node) -> None:
@@ -267,7 +254,7 @@ class _Scanner(ast.NodeVisitor):
             tree = ast.parse(source)
         except (SyntaxError, ValueError):
             return
-        inner = _Scanner(f"{self.name}:{getattr(node, 'lineno', 0)} (in the string)", self.watched)
+        inner = _Scanner(f"{self.name}:{getattr(node, 'lineno', 0)} (in the string)", self.ruled)
         inner.modules = dict(self.modules)
         inner.visit(tree)
         self.found += inner.found
@@ -281,11 +268,9 @@ class _Scanner(ast.NodeVisitor):
     def visit_Constant(self, node):
         if isinstance(node.value, str) and len(node.value) < 400 and _KIT_PATH.search(node.value):
             self.flag(node, f"a path into the kit: {node.value[:60]!r}")
-        if isinstance(node.value, str) and node.value in _DISPATCH_SWITCHES:
-            self.flag(node, f"the name {node.value!r} ({WATCH_OFF})")
 
 
-def _scan(source: str | bytes, name: str, watched: bool | None = None) -> tuple[list[str], set[str]]:
+def _scan(source: str | bytes, name: str, ruled: bool | None = None) -> tuple[list[str], set[str]]:
     """(reasons to review one file, the top-level module names it imports)."""
     too_deep = [f"{name}: nested too deeply to be read through (an expression hundreds of levels deep)"]
     try:
@@ -294,7 +279,7 @@ def _scan(source: str | bytes, name: str, watched: bool | None = None) -> tuple[
         return [], set()  # a syntax error is the checks' business (it fails the import)
     except (RecursionError, MemoryError):  # what the scan cannot read, it cannot vouch for
         return too_deep, set()
-    scanner = _Scanner(name, watched)
+    scanner = _Scanner(name, ruled)
     try:
         scanner.visit(tree)
     except (RecursionError, MemoryError):  # the visitor recurses per level: deep but valid Python
@@ -307,45 +292,45 @@ def scan_source(source: str | bytes, name: str) -> list[str]:
     return _scan(source, name)[0]
 
 
-def scan_folder(folder: str | Path, modules: dict[str, str]) -> dict[str, list[str]]:
+def scan_files(files: dict, modules: dict[str, str]) -> dict[str, list[str]]:
     """Per exercise id: the reasons to review its file and the submission's own modules it
     imports, however indirectly (`nethelp.py` beside `ex02_nll.py`: its code runs in the
-    exercise's worker, so it is read as the exercise's, ex02's watch included). `modules` maps
-    id -> module name.
+    exercise's worker, so it is read as the exercise's, ex02's rule included). `files`: the
+    folder's files as read (name -> bytes); `modules` maps id -> module name.
 
-    The files are read with `grader.sandbox.intake` (no link followed); a refused folder, or a
-    file refused alone, gives no reasons here (the worker reports the refusal to its checks).
-
-        # sub/ex02_nll.py: "from nethelp import lse"; sub/nethelp.py line 2 names `._op_dk`
-        scan_folder("sub", {"ex02": "ex02_nll"})
-        # {"ex02": ["nethelp.py:2: ._op_dk (turns off the grader's watch of torch's operations)"]}
+        # files: ex02_nll.py "from nethelp import lse"; nethelp.py line 2 `vars(F)["soft" + "max"]`
+        scan_files(files, {"ex02": "ex02_nll"})
+        # {"ex02": ["nethelp.py:2: vars(F) (hides a name from the judge's reading of the forbidden APIs)"]}
     """
+    exercise_files = {f"{module}.py" for module in modules.values()}
+    out = {}
+    for exercise_id, module in modules.items():
+        source = SubmissionSource.from_files(files, module)
+        if source.main not in files:
+            continue
+        ruled = source.main in _RULED_FILES
+        reasons = []
+        for name in source.closure():
+            if name in exercise_files and name != source.main and not ruled:
+                continue  # another exercise's file: its own row shows what it holds
+            found, _imports = _scan(files[name], name, ruled)
+            reasons += [reason for reason in found if reason not in reasons]
+        if reasons:
+            out[exercise_id] = reasons[:40]
+    return out
+
+
+def scan_folder(folder: str | Path, modules: dict[str, str]) -> dict[str, list[str]]:
+    """`scan_files` on the folder's files, read with `grader.sandbox.intake` (no link followed);
+    a refused folder, or a file refused alone, gives no reasons here (the worker reports the
+    refusal to its checks)."""
     from grader.sandbox.intake import SubmissionRefused, read_submission
 
     try:
         files, _refused = read_submission(str(folder))
     except SubmissionRefused:
         return {}
-    exercise_files = {f"{module}.py" for module in modules.values()}
-    out = {}
-    for exercise_id, module in modules.items():
-        if f"{module}.py" not in files:
-            continue
-        watched = f"{module}.py" in _WATCHED_FILES
-        reasons, todo, seen = [], [f"{module}.py"], set()
-        while todo:  # the exercise's file, then what it imports of the submission's own, breadth first
-            name = todo.pop(0)
-            if name in seen or name not in files:
-                continue
-            seen.add(name)
-            if name in exercise_files and name != f"{module}.py" and not watched:
-                continue  # another exercise's file: its own row shows what it holds
-            found, imports = _scan(files[name], name, watched)
-            reasons += [reason for reason in found if reason not in reasons]
-            todo += [f"{top}.py" for top in sorted(imports)]
-        if reasons:
-            out[exercise_id] = reasons[:40]
-    return out
+    return scan_files(files, modules)
 
 
-__all__ = ["scan_source", "scan_folder"]
+__all__ = ["HIDES_NAME", "scan_files", "scan_folder", "scan_source"]

@@ -33,7 +33,7 @@ def _exit_of(status: int | None) -> dict:
     return {"exit_code": os.WEXITSTATUS(status)} if os.WIFEXITED(status) else {}
 
 
-def worker_setup(folder: str, module: str, *, copy: bool, not_read: dict | None = None) -> dict:
+def worker_setup(folder: str, module: str, *, copy: bool, not_read: dict | None = None, pieces=()) -> dict:
     """What a worker is told: the exercise, the submission (where it is, or a copy of its files
     read by `grader.sandbox.intake`'s rules when the worker cannot see the folder), the files not
     read and why (by module), and the earlier pieces the exercise builds on.
@@ -43,7 +43,7 @@ def worker_setup(folder: str, module: str, *, copy: bool, not_read: dict | None 
     """
     from grader.pieces import sources_for
 
-    setup: dict = {"module": module, "pieces": sources_for(module), "refused": dict(not_read or {})}
+    setup: dict = {"module": module, "pieces": sources_for(tuple(pieces)), "refused": dict(not_read or {})}
     if not copy:
         setup["submission"] = folder
         return setup
@@ -64,7 +64,7 @@ class WorkerSubject:
     files, read here (no link followed, sizes capped). A call's answer comes with what it cost
     the student (`Observation.seconds`: CPU and idle time, never the machine's waiting)."""
 
-    def __init__(self, zygote, folder: Path, module: str, on_progress=None, not_read=None):
+    def __init__(self, zygote, folder: Path, module: str, on_progress=None, not_read=None, pieces=()):
         # As given, never resolved: a folder that is (or sits behind) a link is refused by the
         # intake, not followed to wherever it points (grader.sandbox.intake).
         self.folder = os.path.abspath(folder)
@@ -72,7 +72,8 @@ class WorkerSubject:
         # module -> why its file was not read ("zh / en"): said when the exercise's `import` of it fails
         self.not_read = dict(not_read or {})
         copy = getattr(zygote, "tier", PRACTICE) != PRACTICE
-        self._worker = Worker(zygote, worker_setup(self.folder, module, copy=copy, not_read=self.not_read))
+        self._worker = Worker(zygote, worker_setup(self.folder, module, copy=copy, not_read=self.not_read,
+                                                   pieces=pieces))
         self.on_progress = on_progress  # (label, done, total) while a long call runs
 
     def observe(self, a_call: Call, timeout: float) -> Observation:
@@ -90,11 +91,17 @@ class WorkerSubject:
             observation.seconds = seconds
             return observation
         except WorkerTimeout as err:
+            from grader.model.calls import Printed, _clean
+            from grader.sandbox.capture import printed_so_far
+
             _, where = where_from_dump(err.dump, self.folder)
             more = {"traceback": where, "timeout_kind": err.kind}
             if err.args and err.args[0] == "import":  # the file itself never finished importing
                 more["import_error"] = True
             observation = _error("Timeout", f"{timeout:g} s", **more)
+            printed = printed_so_far(err.dump)  # the worker's own count: shown, never judged
+            if printed is not None:
+                observation.output = Printed.of(_clean(printed[0]), printed[1])
             observation.seconds = timeout
             return observation
         except WorkerDied as err:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from grader.judge.compare import DEFAULT_TOL, Mismatch, Tol, compare, short
 from grader.judge.mistakes import GOES_ON, FirstFailure, Seen, diagnosis_for, reported_instead
+from grader.judge.sealed import Sealed
 from grader.judge.student_errors import grader_made, student_error_finding
 from grader.model.calls import Call, Observation
 from grader.model.results import CheckFailed, Finding
@@ -60,9 +61,9 @@ class StudentView:
         raise CheckFailed(self.first_failure.final(self.seen))
 
     def observe(self, a_call: Call, *, tol: Tol | None = None, dtype: bool = True,
-                expected: Observation | None = None) -> Observation:
+                expected: Observation | None = None, words: dict | None = None) -> Observation:
         got = self.subject.observe(a_call, self.timeout)
-        self.seen.append(Seen(a_call, got, tol or DEFAULT_TOL, dtype, expected))
+        self.seen.append(Seen(a_call, got, tol or DEFAULT_TOL, dtype, expected, words))
         return got
 
     def record(self, label: str, expected: str, got: str) -> None:
@@ -91,7 +92,12 @@ def read(name: str) -> Call:
 
 
 def probe(spec: str, *args, **kwargs) -> Call:
-    """Run the probe `grader/probes/<module>.py:<function>` on the exercise module."""
+    """Run the probe `grader/probes/<module>.py:<function>` on the exercise module.
+
+    Its default label is the probe's own name with the inputs (for instructors' reports); a
+    probe's name is the kit's, not a function the student wrote, so a check names the call in
+    the student's terms (`same(…, label=…)`), and a hidden check's label keeps only a name of
+    the stub's (grader.judge.hiding.hidden_view_of)."""
     return Call(spec, args, kwargs, _args_label(spec.rpartition(".")[2], args, kwargs))
 
 
@@ -100,13 +106,15 @@ def observe(subject, a_call: Call) -> Observation:
 
 
 def fail(zh: str, en: str, *, label: str = "", expected: str | None = None, got: str | None = None,
-         diagnosis: dict | None = None, answer: str | None = None) -> None:
+         diagnosis: dict | None = None, answer: str | None = None, kind: str = "custom") -> None:
     """Fail the check with your own message (both languages).
 
     `diagnosis`: usually `diagnose(student, reference)`; `answer`: a hand-computed value the
-    student's report must not show (see `check_value(..., hand=True)`).
+    student's report must not show (see `check_value(..., hand=True)`). `kind="rule"`: a verdict
+    on the submission's own source (grader.judge.uses), words that hold nothing but the student's
+    code, shown in full even for a hidden check.
     """
-    raise CheckFailed(Finding("custom", label=label, expected=expected, got=got, zh=zh, en=en, diagnosis=diagnosis,
+    raise CheckFailed(Finding(kind, label=label, expected=expected, got=got, zh=zh, en=en, diagnosis=diagnosis,
                               answer=answer))
 
 
@@ -117,7 +125,7 @@ def assert_ok(obs: Observation, label: str = "") -> object:
     return obs.value
 
 
-def _verdict(expected: Observation, got: Observation, tol: Tol, dtype: bool) -> Mismatch | None:
+def _verdict(expected: Observation, got: Observation, tol: Tol, dtype: bool, words: dict | None = None) -> Mismatch | None:
     """None when the student's observation agrees with the expected one."""
     if not expected.ok:
         want = expected.error_type
@@ -129,7 +137,7 @@ def _verdict(expected: Observation, got: Observation, tol: Tol, dtype: bool) -> 
         return Mismatch(f"应当抛出 {want}，但抛出了 {got.error_type}", f"should raise {want}, but raised {got.error_type}")
     if not got.ok:
         return Mismatch("", "")  # described by student_error_finding
-    return compare(expected.value, got.value, tol, dtype=dtype)
+    return compare(expected.value, got.value, tol, dtype=dtype, words=words)
 
 
 def diagnose(student, reference) -> dict | None:
@@ -169,10 +177,11 @@ def _failed(student, reference, finding: Finding, *, diagnosed: bool = True) -> 
     raise CheckFailed(finding)
 
 
-def _observe(student, a_call: Call, tol: Tol, dtype: bool, expected: Observation | None) -> Observation:
-    """Observe on the student, keeping how the call is compared (for the diagnosis)."""
+def _observe(student, a_call: Call, tol: Tol, dtype: bool, expected: Observation | None,
+             words: dict | None = None) -> Observation:
+    """Observe on the student, keeping how the call is compared (for the diagnosis and the report)."""
     if isinstance(student, StudentView) or isinstance(getattr(student, "view", None), StudentView):
-        return student.observe(a_call, tol=tol, dtype=dtype, expected=expected)  # (a derived view too)
+        return student.observe(a_call, tol=tol, dtype=dtype, expected=expected, words=words)  # (a derived view too)
     return student.observe(a_call)
 
 
@@ -180,9 +189,31 @@ def _expected_short(obs: Observation) -> str:
     return short(obs.value) if obs.ok else f"raises {obs.error_type}"
 
 
+class AuthorsError(RuntimeError):
+    """The check itself is wrong: its probe does not exist, or failed before the reference ran.
+    Never a match between student and reference (both would fail the same way): the check
+    errors, for the student as "the grader's error", and `grade check` names it."""
+
+
+def authors_error(reference, expected: Observation, a_call: Call) -> None:
+    """AuthorsError when the reference's answer is the check's own failure, not the reference's:
+    a probe that does not exist, or an error whose traceback holds no frame of the reference
+    (raised in the probe before the reference was called). Recorded answers are not judged."""
+    if expected.ok or not expected.error or getattr(reference, "recorded", False):
+        return
+    kind = expected.error.get("type")
+    if kind == "ProbeMissing":
+        raise AuthorsError(f"{a_call.probe}: {expected.error.get('message', '')}")
+    if kind not in ("Timeout",) and not expected.error.get("own_frames") and getattr(reference, "module", None) is not None:
+        raise AuthorsError(f"{a_call.probe} raised {kind} before the reference ran: {expected.error.get('message', '')}")
+
+
 def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | None = None,
-         dtype: bool = True):
+         dtype: bool = True, words: dict | None = None):
     """Observe `a_call` on both; fail unless the student's answer matches. Returns it.
+
+    `words`: for a dict (or tuple) of facts, what each key's difference means, {key: (zh, en)},
+    said after its expected against got (grader.judge.compare).
 
     Through the `student` fixture a wrong answer (or the student's exception) does not stop
     the check: it is the check's failure, reported when the check ends, and the check goes on
@@ -190,10 +221,11 @@ def same(student, reference, a_call: Call, label: str | None = None, tol: Tol | 
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
     expected = reference.observe(a_call)
-    got = _observe(student, a_call, tol, dtype, expected)
+    authors_error(reference, expected, a_call)
+    got = _observe(student, a_call, tol, dtype, expected, words)
     if expected.ok is False and expected.error and expected.error.get("type") in ("NotImplementedYet", "NotImplementedError"):
         raise RuntimeError(f"the reference does not implement {label}")
-    mismatch = _verdict(expected, got, tol, dtype)
+    mismatch = _verdict(expected, got, tol, dtype, words)
     if mismatch is None:
         student.record(label, _expected_short(expected), _expected_short(got) if got.ok else f"raises {got.error_type}")
         return got.value
@@ -232,7 +264,7 @@ def _is_id_list(value) -> bool:
 
 def _point_at_first_difference(student, finding: Finding, expected, got) -> None:
     """Show where two id lists first differ (ex13), not the whole lists."""
-    from grader.model.differences import difference_text, first_difference, item_text
+    from grader.report.differences import difference_text, first_difference, item_text
 
     diff = first_difference(expected, got)
     if diff is None:
@@ -244,7 +276,7 @@ def _point_at_first_difference(student, finding: Finding, expected, got) -> None
 
 
 def check_value(student, a_call: Call, expected, label: str | None = None, tol: Tol | None = None,
-                dtype: bool = True, reference=None, hand: bool = False):
+                dtype: bool = True, reference=None, hand: bool = False, words: dict | None = None):
     """Compare the student's answer with a literal value (the course text's own numbers).
 
     Pass `reference` to have a wrong answer matched against the known mistakes. `hand=True`
@@ -254,8 +286,10 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
     """
     tol = tol or DEFAULT_TOL
     label = label or a_call.label
+    if reference is not None and getattr(reference, "module", None) is not None:
+        authors_error(reference, reference.observe(a_call), a_call)
     literal = Observation(ok=True, value=expected)
-    got = _observe(student, a_call, tol, dtype, literal)
+    got = _observe(student, a_call, tol, dtype, literal, words)
     shown = HIDDEN_ANSWER if hand else short(expected)
     if not got.ok:
         finding = student_error_finding(got, label)
@@ -268,7 +302,7 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
         _failed(student, reference, finding, diagnosed=False)
         return None
     value = got.value
-    mismatch = compare(expected, value, tol, dtype=dtype)
+    mismatch = compare(expected, value, tol, dtype=dtype, words=words)
     if mismatch is None:
         student.record(label, short(expected), short(value))
         return value
@@ -286,13 +320,35 @@ def check_value(student, a_call: Call, expected, label: str | None = None, tol: 
 HIDDEN_ANSWER = "?"  # a hand-computed answer is not shown (the message says so, in the report's language)
 
 
+def check_hand(student, reference, a_call: Call, label: str | None = None, tol: Tol | None = None):
+    """Compare a value the student works out by hand (ANSWER_PARAMS, or a function's value
+    that equals one) with the reference's: `check_value(..., hand=True)` with the reference's
+    answer as the expected value, so that no check holds the answer as a literal and a
+    student release holds it sealed (grader.judge.sealed).
+
+    Example: check_hand(student, reference, read("ANSWER_PARAMS")) fails with "not right: too
+    small, …" (a release: "not right") and never shows the value.
+    """
+    expected = reference.observe(a_call)
+    if not expected.ok:
+        raise RuntimeError(f"the reference raised on {a_call.label or a_call.probe}: {expected.error_type}")
+    return check_value(student, a_call, expected.value, label=label, tol=tol, reference=reference, hand=True)
+
+
 def hand_mismatch(expected, got) -> tuple[str, str]:
     """Why a hand-computed value is wrong, without the value: its kind, or which way it is off.
 
-    >>> hand_mismatch(409_600_000, 204_800_000)[1]
+    >>> hand_mismatch(123_000_000, 61_500_000)[1]
     'not right: too small, but the right order of magnitude. The right value is not shown: work it out'
+
+    Sealed (a student release: grader.judge.sealed), only its kind can be told.
     """
     tail_zh, tail_en = "。正确的值不显示：请自己算出来", ". The right value is not shown: work it out"
+    if isinstance(expected, Sealed):
+        if expected.kind == "int" and type(got) is not int:
+            return (f"不对：应当是整数（int），得到的是 {type(got).__name__}{tail_zh}",
+                    f"not right: it should be an int, got a {type(got).__name__}{tail_en}")
+        return "不对" + tail_zh, "not right" + tail_en
     numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (expected, got))
     if not numbers:
         if type(got) is not type(expected):

@@ -114,3 +114,34 @@ def readable_by_others(path, below=None) -> bool:
     except OSError:
         return False
     return True
+
+
+def read_capped(path: str, cap: int) -> bytes | None:
+    """A regular file a student controls, read: never through a link, never blocking, at most
+    `cap` bytes (None when it is not a regular file or is larger).
+
+        read_capped("cohort/ann/ex01_windows.py", 1 << 20)   # b"def shift_pairs…" or None
+
+    Opened without following a link and without blocking (a file swapped for a FIFO after
+    the lstat), checked again on the open file, read in blocks.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+            return None
+        chunks, total = [], 0
+        while total <= cap:
+            block = os.read(fd, min(BLOCK, cap + 1 - total))
+            if not block:
+                break
+            chunks.append(block)
+            total += len(block)
+        return None if total > cap else b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

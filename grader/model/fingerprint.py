@@ -26,8 +26,8 @@ def answers_fingerprint(course, extra: str = "") -> str:
 
     import grader
 
-    files = [course.root / "course.toml", *grader_files(), *sorted(course.checks_dir.glob("*.py")),
-             *sorted(course.solutions_dir.glob("*.py"))]
+    files = [course.root / "course.toml", *grader_files(), *sorted(course.units_dir.glob("*/*.py")),
+             *sorted(course.units_dir.glob("*/hints.toml")), *sorted(course.solutions_dir.glob("*.py"))]
     return digest_files(files, extra=f"{torch.__version__}:{grader.__version__}:{extra}")
 
 

@@ -7,6 +7,7 @@ message exists in both languages with the same placeholders.
 
 from __future__ import annotations
 
+import functools
 import os
 
 CATALOG: dict[str, dict[str, str]] = {
@@ -22,6 +23,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "got": {"zh": "得到", "en": "got"},
     "diagnosis": {"zh": "诊断", "en": "diagnosis"},
     "reread": {"zh": "重读 {section}", "en": "reread {section}"},
+    "same_diagnosis": {"zh": "同上", "en": "the same as above"},
     "see_hint": {"zh": "提示：grade hint {id} --level {level}", "en": "hint: grade hint {id} --level {level}"},
     # --show-answers (instructors and CI only; a student's report never has them)
     "answer_line": {"zh": "答案（教师）：{answer}", "en": "answer (instructors): {answer}"},
@@ -31,8 +33,8 @@ CATALOG: dict[str, dict[str, str]] = {
                              "en": "this release has no reference solutions (--show-answers is for instructors)"},
     "your_traceback": {"zh": "你的代码的调用栈：", "en": "your code's traceback:"},
     "your_output": {"zh": "你的代码打印了：", "en": "your code printed:"},
-    "your_output_cut": {"zh": "你的代码打印了 {size}（{lines} 行），超过工具包的上限，只显示前 {kept} 个字符：",
-                        "en": "your code printed {size} ({lines} lines), over the kit's limit; the first {kept} characters are shown:"},
+    "your_output_cut": {"zh": "你的代码打印了 {size}（{lines} 行），超过工具包的上限；下面是前 {kept} 行：",
+                        "en": "your code printed {size} ({lines} lines), over the kit's limit; its first {kept} lines:"},
     "more_lines": {"zh": "… 还有 {count} 行", "en": "… {count} more lines"},
     "same_as_above": {"zh": "（和上面的一样）", "en": "(the same as above)"},
     "your_code_was": {"zh": "当时你的代码运行到：", "en": "your code was here:"},
@@ -63,6 +65,14 @@ CATALOG: dict[str, dict[str, str]] = {
     "status_failed": {"zh": "未通过", "en": "failed"},
     "status_not_started": {"zh": "未开始", "en": "not started"},
     "status_not_implemented": {"zh": "未完成", "en": "not implemented"},
+    # the columns of grade status and grade list
+    "status_exercise": {"zh": "练习", "en": "exercise"},
+    "status_title": {"zh": "标题", "en": "title"},
+    "status_state": {"zh": "状态", "en": "state"},
+    "status_last_points": {"zh": "最近一次", "en": "last"},
+    "status_best_points": {"zh": "最好一次", "en": "best"},
+    "status_graded_at": {"zh": "评分时间", "en": "graded"},
+    "status_section": {"zh": "章节", "en": "section"},
     "list_header": {"zh": "练习", "en": "exercises"},
     "hint_header": {"zh": "{id} 提示 {level}/{total}", "en": "{id} hint {level}/{total}"},
     "hint_last": {"zh": "（这是最后一级提示）", "en": "(this is the last hint)"},
@@ -103,6 +113,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "watch_all_done": {"zh": "全部练习都通过了！按 q 退出。", "en": "every exercise passes! Press q to quit."},
     "watch_bye": {"zh": "已退出 grade watch。进度保存在 {path}", "en": "left grade watch. Progress is kept in {path}"},
     "watch_cancelled": {"zh": "文件又保存了：重新评分 …", "en": "saved again: grading the new version …"},
+    "watch_queued": {"zh": "保存了 {ids}：{current} 评完后接着评", "en": "{ids} saved: graded once {current} is done"},
     "watch_error": {"zh": "评分没能完成：{detail}", "en": "grading did not finish: {detail}"},
     # grade batch: the time bound (grader.cohort.batch.time_bound), the answers computed ahead
     # (grader.cohort.warmup) and the summary line; Chinese beside English unless --lang en
@@ -149,6 +160,13 @@ CATALOG: dict[str, dict[str, str]] = {
                           "en": "grading stopped: the zygote that starts the workers (pid {pid}) ended and could not "
                                 "be started again. The students being graded then were not scored; those graded "
                                 "before are saved. Run the same command again to grade the rest."},
+    # grade all --format F --out FILE, several pairs (grader.run.outputs)
+    "outputs_unpaired": {"zh": "{formats} 个 --format 配 {outs} 个 --out：一次写几种格式时，每个 --format 后面跟一个 "
+                               "--out（按顺序配对）",
+                         "en": "{formats} --format for {outs} --out: to write several formats in one run, give each "
+                               "--format an --out (paired in order)"},
+    "outputs_twice": {"zh": "{path} 给了两次（{first} 和 {second}）：每种格式写进自己的文件",
+                      "en": "{path} is given twice ({first} and {second}): each format needs a file of its own"},
     "watch_start": {"zh": "正在加载 torch 与参考答案（只在开始时一次）…",
                     "en": "loading torch and the reference (once, at the start) …"},
     # pictures
@@ -162,13 +180,108 @@ CATALOG: dict[str, dict[str, str]] = {
     "loss_curve": {"zh": "loss 曲线（第 {first} 步 → 第 {last} 步，同一纵轴）",
                    "en": "loss curve (step {first} → step {last}, one scale)"},
     "picture_at": {"zh": "图：{path}", "en": "picture: {path}"},
+    "picture_in_english": {"zh": "（图里的文字是英文：这台电脑上没找到能显示中文的字体。装一个中文字体，例如 Debian/Ubuntu 的 "
+                                 "fonts-noto-cjk 或 fonts-wqy-microhei，图就会用中文。）",
+                           "en": "(the picture's labels are in English: no font on this computer draws Chinese. Install "
+                                 "one, e.g. Debian/Ubuntu's fonts-noto-cjk or fonts-wqy-microhei, for Chinese labels.)"},
     "loss_png_title": {"zh": "ex12：你的 loss 曲线与课文的", "en": "ex12: your loss curve beside the lesson's"},
     "first_difference": {"zh": "从下标 {index} 起不同：期望 {expected}，得到 {got}（期望共 {len_expected} 项，你的有 {len_got} 项）",
                          "en": "differs from index {index}: expected {expected}, got {got} ({len_expected} items expected, yours has {len_got})"},
     "difference_at_start": {"zh": "第一项（下标 0）就不同：", "en": "the very first item (index 0) differs:"},
     "difference_head": {"zh": "第一个不同在下标 {index}（它前面的 {same} 项都对）：",
                         "en": "the first difference is at index {index} (the {same} items before it agree):"},
+    # Gradescope (grader.report.gradescope, grader.build.gradescope_run): what a student reads there
+    "gradescope_exercise": {"zh": "公开检查 {score}/{max} 分；隐藏检查（{hidden} 分）{when}",
+                            "en": "public checks {score}/{max}; hidden checks ({hidden} points) {when}"},
+    "gradescope_after_published": {"zh": "在成绩发布后显示", "en": "shown once grades are published"},
+    "gradescope_after_due_date": {"zh": "在截止日期后显示", "en": "shown after the due date"},
+    "gradescope_visibility": {"zh": "--hidden-visibility 只能是 {choices}，不能是 {value}：Gradescope 的 hidden 永远不显示"
+                                    "（学生也看不到总分），只适合不计分的测试，而隐藏检查都计分",
+                              "en": "--hidden-visibility must be one of {choices}, not {value}: Gradescope's hidden is never "
+                                    "shown (nor is the student's total), for tests without points only, and every hidden "
+                                    "check carries points"},
+    "gradescope_files_graded": {"zh": "评分的文件：{files}", "en": "Files graded: {files}"},
+    "gradescope_unreadable": {"zh": "找到了但读不出来（0 分；请重新上传：不压缩，或放进一个新的 zip）：{files}",
+                              "en": "Found but could not be read (0 points; upload them again, unzipped or in a new zip): {files}"},
+    "gradescope_not_found": {"zh": "没有找到（0 分）：{files}", "en": "Not found (0 points): {files}"},
+    "gradescope_nothing_found": {"zh": "上传的内容里没有练习文件：文件名要和 exercises/ 里的一样（例如 {example}）。",
+                                 "en": "No exercise file was found in the upload: name them as in exercises/ (e.g. {example})."},
+    "gradescope_could_not_grade": {"zh": "自动评分没能给这份提交评分（grade 以 {code} 结束）。请告诉课程助教。",
+                                   "en": "The autograder could not grade this submission (grade exited with {code}). "
+                                         "Please tell the course staff."},
 }
+
+
+# click's own usage errors (a missing argument, an unknown option or command), in Chinese:
+# click's English message texts (its gettext msgids, as formatted) and their translations, the
+# more specific first. A `{message}` field is itself translated; the other fields are kept.
+CLICK_ZH: tuple[tuple[str, str], ...] = (
+    ("Usage:", "用法："),
+    ("Try '{command} {option}' for help.", "运行 '{command} {option}' 查看帮助。"),
+    ("Error: {message}", "错误：{message}"),
+    ("{message} Choose from:\n\t{choices}", "{message}可选：\n\t{choices}"),
+    ("{message} Did you mean {possibility}?", "{message}是不是想用 {possibility}？"),
+    ("{message} (Did you mean one of: {possibilities}?)", "{message}（是不是想用其中之一：{possibilities}？）"),
+    ("Missing argument {name}.", "缺少参数 {name}。"),
+    ("Missing option {name}.", "缺少选项 {name}。"),
+    ("Missing parameter {name}.", "缺少参数 {name}。"),
+    ("No such option {name}.", "没有这个选项：{name}。"),
+    ("No such option: {name}", "没有这个选项：{name}"),
+    ("No such command {name}.", "没有这个命令：{name}。"),
+    ("Got unexpected extra argument ({args})", "多出了参数（{args}）"),
+    ("Got unexpected extra arguments ({args})", "多出了参数（{args}）"),
+    ("Option {name} requires an argument.", "选项 {name} 后面要跟一个值。"),
+    ("Option {name} requires {n} arguments.", "选项 {name} 后面要跟 {n} 个值。"),
+    ("Option {name} does not take a value.", "选项 {name} 后面不跟值。"),
+    ("Argument {name} takes {n} values.", "参数 {name} 要 {n} 个值。"),
+    ("Invalid value for {name}: {message}", "{name} 的值无效：{message}"),
+    ("Invalid value: {message}", "值无效：{message}"),
+    ("{value} is not one of {choices}.", "{value} 不是 {choices} 之一。"),
+    ("{value} is not {choice}.", "{value} 不是 {choice}。"),
+    ("{value} is not a valid integer.", "{value} 不是整数。"),
+    ("{value} is not a valid float.", "{value} 不是数。"),
+    ("{value} is not in the range {range}.", "{value} 不在 {range} 之内。"),
+    ("File {name} does not exist.", "文件 {name} 不存在。"),
+    ("Directory {name} does not exist.", "文件夹 {name} 不存在。"),
+    ("Path {name} does not exist.", "路径 {name} 不存在。"),
+    ("File {name} is a directory.", "{name} 是文件夹，不是文件。"),
+    ("Directory {name} is a file.", "{name} 是文件，不是文件夹。"),
+    ("{kind} {name} is not readable.", "{name} 读不了。"),
+    ("{kind} {name} is not writable.", "{name} 写不了。"),
+)
+
+
+def click_text(text: str, lang: str) -> str:
+    """One of click's own messages in `lang` (CLICK_ZH); a text it does not know stays as it is.
+
+    >>> click_text("Invalid value for '--lang': 'fr' is not one of 'zh', 'en'.", "zh")
+    "'--lang' 的值无效：'fr' 不是 'zh', 'en' 之一。"
+    >>> click_text("No such option '--colour'. Did you mean '--color'?", "zh")
+    "没有这个选项：'--colour'。是不是想用 '--color'？"
+    """
+    if lang == "en":
+        return text
+    for pattern, zh in _click_patterns():
+        found = pattern.fullmatch(text)
+        if found:
+            fields = found.groupdict()
+            if "message" in fields:
+                fields["message"] = click_text(fields["message"], lang)
+            return zh.format(**fields)
+    return text
+
+
+@functools.cache
+def _click_patterns() -> list:
+    """CLICK_ZH's English texts as patterns: the literal words, each `{field}` any text."""
+    import re
+
+    patterns = []
+    for en, zh in CLICK_ZH:
+        parts = re.split(r"\{(\w+)\}", en)  # literal, field, literal, field, …
+        regex = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
+        patterns.append((re.compile(regex, re.DOTALL), zh))
+    return patterns
 
 
 def section_text(section: str, lang: str) -> str:

@@ -72,7 +72,7 @@ def title_from_doc(doc: str | None, fallback: str) -> Text:
 
 @dataclass
 class Finding:
-    kind: str  # mismatch | error | not_implemented | timeout | missing | crash | custom
+    kind: str  # mismatch | error | not_implemented | timeout | missing | crash | custom | rule
     label: str = ""
     expected: str | None = None
     got: str | None = None
@@ -88,6 +88,10 @@ class Finding:
     # A hidden check's failure as a student may see it (grader.judge.hiding, made by the judge
     # from the observations): {"expected": shape, "got": shape, "zh": why, "en": why}.
     hidden_view: dict | None = None
+    # The student's function the error was raised from (the first of the student's frames:
+    # the one the probe called), when a call on their code raised: `bpe_encode` in a round
+    # trip whose label names decode.
+    raised_in: str = ""
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -17,12 +17,6 @@ modules. A student's ex08 cannot reach `get_batch` from here; ex11's cannot reac
 import importlib
 
 # exercise module -> the pieces its probes use (one worker process per distinct set)
-NEEDED_BY = {
-    "ex10_init_loss": ("get_batch", "bigram"),
-    "ex11_estimate_loss": ("get_batch", "bigram"),
-    "ex12_train_bigram": ("get_batch", "bigram", "estimate_loss"),
-}
-
 _WHERE = {"get_batch": "get_batch", "BigramLanguageModel": "bigram", "estimate_loss": "estimate_loss"}
 
 
@@ -32,21 +26,18 @@ _WHERE = {"get_batch": "get_batch", "BigramLanguageModel": "bigram", "estimate_l
 OWN_FILES = False
 
 
-def needed_by(module: str) -> tuple[str, ...]:
-    return () if OWN_FILES else NEEDED_BY.get(module, ())
+def sources_for(pieces: tuple[str, ...]) -> dict[str, str]:
+    """The source of each piece an exercise builds on (its course.toml `pieces`, in loading order),
+    read by the judge and sent with the worker's setup: no worker's view of the kit holds them.
+    None in a student release (`OWN_FILES`).
 
-
-def sources_for(module: str) -> dict[str, str]:
-    """The source of each piece exercise `module`'s worker gets, in loading order (read by the
-    judge and sent with the worker's setup: the worker's own view of the kit has no pieces).
-
-    >>> list(sources_for("ex11_estimate_loss"))
+    >>> list(sources_for(("get_batch", "bigram")))
     ['get_batch', 'bigram']
     """
     from pathlib import Path
 
     here = Path(__file__).parent
-    return {name: (here / f"{name}.py").read_text(encoding="utf-8") for name in needed_by(module)}
+    return {} if OWN_FILES else {name: (here / f"{name}.py").read_text(encoding="utf-8") for name in pieces}
 
 
 def piece(name: str):
@@ -60,7 +51,7 @@ def piece(name: str):
 def own_piece(name: str):
     """The student's own earlier piece: `own_piece("get_batch")` is ex08_get_batch.get_batch
     from the submission folder (first on the worker's path)."""
-    from grader.probes.errors import MissingSubmissionFile
+    from grader.model.missing import MissingSubmissionFile
 
     module = EARLIER[name]
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 
 from grader.pieces import imported_from_earlier
-from grader.probes.errors import MissingName, NotImplementedYet
+from grader.model.missing import MissingName, NotImplementedYet
 
 
 def attribute(mod, name: str):
@@ -42,13 +42,13 @@ def swapped(mod, fn_name: str, **names):
     file being graded is graded as written; a name the file lacks (an earlier exercise's
     notebook cell that failed, say) is supplied, so an earlier bug is not charged twice.
     Besides the module itself, a known mistake's override function reads its globals from
-    its own `grader.mistakes.exNN` module: those are swapped too, so a mistake's variant
+    its own module (the exercise's checks, where `MISTAKES` is): those are swapped too, so a mistake's variant
     sees exactly the pieces the student's code sees.
     """
     spaces = [vars(mod)]
     fn = getattr(mod, fn_name, None)
     own = getattr(fn, "__globals__", None)
-    if isinstance(own, dict) and own is not vars(mod) and str(own.get("__name__", "")).startswith("grader.mistakes."):
+    if isinstance(own, dict) and own is not vars(mod) and str(own.get("__name__", "")).startswith("grader.per_exercise."):
         spaces.append(own)
     saved = []
     for space in spaces:

@@ -2,8 +2,8 @@
 
 `torch.manual_seed(seed)` seeds the CPU generator, then queues the same seeding for every
 device module (CUDA, XPU, ...) to run if that device is ever initialised, and records the
-caller's formatted stack with each queued call: about 0.4 ms a call (measured: 2 µs for the
-CPU generator alone), most of it formatting stacks, and more in a freshly forked worker. On a torch
+caller's formatted stack with each queued call: far more than seeding the CPU generator
+itself, most of it formatting stacks, and more in a freshly forked worker. On a torch
 built without any accelerator those queues can never run, so seeding the CPU generator is
 all `torch.manual_seed` does that matters; where one is built in, `torch.manual_seed` is
 called as it is.

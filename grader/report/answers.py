@@ -10,7 +10,7 @@ They are taken from the full results, before the student's view drops anything, 
 (exercise, check). For an ex03 whose ANSWER_PARAMS counts the tables as tied:
 
     answers_of(results)[("ex03", "test_answer_params")]
-    -> {"answer": "409,600,000 (409.6M)", "fix": {"zh": "不共享（tied=False）时…", "en": "Untied (tied=False): …"}}
+    -> {"answer": "<the count, e.g. 123,456,789 (123.5M)>", "fix": {"zh": "不共享（tied=False）时…", "en": "Untied (tied=False): …"}}
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ def answer_lines(found: dict | None, lang: str, *, shown_expected: str | None = 
     """The lines under a failing check: the answer (unless the check's line already shows it as
     the expected value) and the fix.
 
-    >>> answer_lines({"answer": "409,600,000 (409.6M)", "fix": None}, "en", shown_expected="?")
-    ['answer (instructors): 409,600,000 (409.6M)']
+    >>> answer_lines({"answer": "123,456,789 (123.5M)", "fix": None}, "en", shown_expected="?")
+    ['answer (instructors): 123,456,789 (123.5M)']
     """
     if not found:
         return []

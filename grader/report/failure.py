@@ -83,21 +83,28 @@ def where_lines(kind: str, traceback: str, lang: str, seen: set | None = None) -
 
 
 def output_lines(output: str, lang: str) -> list[str]:
-    """What the student's code printed: the first lines, and how much more there was."""
+    """What the student's code printed: the first lines, and how much more there was. Over the
+    kit's cap the head says how much was printed in all and how many lines are shown here.
+
+    >>> from grader.model.calls import Printed
+    >>> print(output_lines(Printed.of("0\\n1\\n2\\n3\\n4\\n5\\n6\\n7\\n8\\n9\\n", (6_888_890, 1_000_000)), "en")[0])
+          your code printed 6.9 MB (1,000,000 lines), over the kit's limit; its first 8 lines:
+    """
     if not output:
         return []
     total = getattr(output, "total", None)
     shown = output.splitlines()
+    kept = min(len(shown), OUTPUT_LINES)
     if total is not None:
         from grader.report.humanize import nbytes_short
 
         chars, all_lines = total
-        head = say("your_output_cut", lang, size=nbytes_short(chars), lines=f"{all_lines:,}", kept=f"{len(output):,}")
+        head = say("your_output_cut", lang, size=nbytes_short(chars), lines=f"{all_lines:,}", kept=f"{kept:,}")
     else:
         all_lines = len(shown)
         head = say("your_output", lang)
     lines = [INDENT + head] + [INDENT + "| " + line for line in shown[:OUTPUT_LINES]]
-    more = all_lines - min(len(shown), OUTPUT_LINES)
+    more = all_lines - kept
     if more > 0:
         lines.append(INDENT + say("more_lines", lang, count=f"{more:,}"))
     return lines

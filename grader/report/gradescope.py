@@ -6,21 +6,33 @@ the worker's output never reaches a student through the autograder log), `tests`
 Per test: `name` ("ex09 forward：…"), `number` ("ex09.02": zero-padded so that ex09.10 sorts
 after ex09.2, in course order), `score`, `max_score`, `status` ("passed"/"failed"), `output`,
 `visibility`: public checks "visible", hidden ones `hidden_visibility` — "after_published"
-(the default: students see them once grades are published) or "hidden" (never), the
-instructor's choice (`grade gradescope --hidden-visibility`). A manually graded check
-(ex04's WHY_PARALLEL) is not an autograder test: it is a separate question on Gradescope.
+(the default: students see them once grades are published) or "after_due_date", the
+instructor's choice (`grade gradescope --hidden-visibility`). Gradescope's "hidden" is not
+offered: such a test is never shown, and while one is hidden students cannot see their total
+(Gradescope's specification), so it suits tests without points only, and every automatic
+check here carries points. A manually graded check (ex04's WHY_PARALLEL) is not an autograder test:
+it is a separate question on Gradescope.
+
+The top-level `output` is always visible, so it holds nothing a hidden check decided before
+the hidden tests are shown: per exercise the public checks' score, and how many points the
+hidden checks carry and when they are shown; never a total or an exercise's score that
+includes them (`score` is Gradescope's to show once the tests are).
+
+    >>> print(gradescope_dict(results, "en")["output"])  # 1 of 4 public points, 7 hidden ones
+    ex01  Windows: public checks 1/4; hidden checks (7 points) shown once grades are published
 """
 
 from __future__ import annotations
 
 import json
 
+from grader.model.messages import say
 from grader.model.results import ExerciseResult
 from grader.report.details import automatic_checks, check_numbers, failure_text
 from grader.report.review import reasons_of, reasons_text
 
 HIDDEN_VISIBILITY = "after_published"
-HIDDEN_CHOICES = ("after_published", "hidden")
+HIDDEN_CHOICES = ("after_published", "after_due_date")  # Gradescope's "hidden": tests without points only
 
 
 def gradescope_dict(results: list[ExerciseResult], lang: str = "zh", *,
@@ -32,7 +44,7 @@ def gradescope_dict(results: list[ExerciseResult], lang: str = "zh", *,
     {"number": "ex01.02", "visibility": "after_published", "status": "failed", …}], …}
     """
     if hidden_visibility not in HIDDEN_CHOICES:
-        raise ValueError(f"hidden_visibility must be one of {HIDDEN_CHOICES}, not {hidden_visibility!r}")
+        raise ValueError(say("gradescope_visibility", "en", choices=", ".join(HIDDEN_CHOICES), value=hidden_visibility))
     numbers = check_numbers(results)
     tests = []
     for ex, check in automatic_checks(results):
@@ -46,7 +58,7 @@ def gradescope_dict(results: list[ExerciseResult], lang: str = "zh", *,
             "output_format": "text",
             "visibility": "visible" if check.public else hidden_visibility,
         })
-    lines = [f"{r.exercise.id}  {r.exercise.title(lang)}: {r.score}/{r.max_score}" for r in results]
+    lines = [summary_line(r, lang, hidden_visibility) for r in results]
     if reasons_of(results):
         lines.insert(0, "⚑ " + reasons_text(reasons_of(results), lang))
     return {
@@ -60,6 +72,24 @@ def gradescope_dict(results: list[ExerciseResult], lang: str = "zh", *,
         "stdout_visibility": "hidden",
         "tests": tests,
     }
+
+
+def summary_line(result: ExerciseResult, lang: str, hidden_visibility: str = HIDDEN_VISIBILITY) -> str:
+    """One exercise in the always-visible summary: its public checks' score and, when it has
+    hidden checks, their points and when they are shown (not what they gave).
+
+    Example (en): "ex03  parameter budget: public checks 2/3; hidden checks (5 points) shown
+    after the due date"; an exercise with public checks only: "ex07  split: 4/4".
+    """
+    checks = [c for c in result.checks if not c.manual]
+    public = [c for c in checks if c.public]
+    hidden = sum(c.max_points for c in checks if not c.public)
+    head = f"{result.exercise.id}  {result.exercise.title(lang)}"
+    score, most = sum(c.points for c in public), sum(c.max_points for c in public)
+    if not hidden:
+        return f"{head}: {score}/{most}"
+    return f"{head}: " + say("gradescope_exercise", lang, score=score, max=most, hidden=hidden,
+                             when=say(f"gradescope_{hidden_visibility}", lang))
 
 
 def render_gradescope(results: list[ExerciseResult], lang: str = "zh", *,

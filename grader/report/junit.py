@@ -55,7 +55,7 @@ def render_junit(results: list[ExerciseResult], lang: str = "zh") -> str:
         ex = result.exercise
         suite = ET.SubElement(suites, "testsuite", name=xml_text(f"{ex.id} {ex.title(lang)}"))
         props = ET.SubElement(suite, "properties")
-        for key, value in (("exercise", ex.id), ("section", ex.section), ("score", result.score),
+        for key, value in (("exercise", ex.id), ("section", ex.section(lang)), ("score", result.score),
                            ("max_score", result.max_score)):
             ET.SubElement(props, "property", name=key, value=xml_text(value))
         if result.review:

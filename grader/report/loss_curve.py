@@ -4,12 +4,15 @@
     '█▂▁▁'
 
 `loss_lines(history, lang)` draws the student's `[{"step", "train", "val"}, ...]` and the
-lesson's on one scale; `loss_png(history, path, lang)` writes the same as a picture file
-(None when matplotlib is missing). grader.report.pictures draws them under the check.
+lesson's on one scale; `loss_png(history, path, lang, font=cjk_font())` writes the same as a
+picture file, its labels in Chinese when a font on the computer draws Chinese, else in
+English (and the report says so). grader.report.pictures draws them under the check.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from pathlib import Path
 
 from grader.model.lesson import LESSON_HISTORY
@@ -73,8 +76,10 @@ def _clean_history(history) -> list[dict]:
     return rows
 
 
-def loss_lines(history, lang: str, *, lesson=LESSON_HISTORY, style=None, png: Path | None = None) -> list[str]:
-    """Sparklines of the student's train and val losses beside the lesson's, and the table."""
+def loss_lines(history, lang: str, *, lesson=LESSON_HISTORY, style=None, png: Path | None = None,
+               png_in_english: bool = False) -> list[str]:
+    """Sparklines of the student's train and val losses beside the lesson's, and the table;
+    `png` the picture's path, `png_in_english` when its labels had to be English."""
     style = _plain(style)
     rows = _clean_history(history)
     if not rows:
@@ -97,6 +102,8 @@ def loss_lines(history, lang: str, *, lesson=LESSON_HISTORY, style=None, png: Pa
     lines = [say("loss_curve", lang, first=steps[0], last=steps[-1])]
     if png:
         lines[0] += "  " + say("picture_at", lang, path=_shown_path(png))
+        if png_in_english:
+            lines.append("  " + say("picture_in_english", lang))
     for key in ("train", "val"):
         mine = [r[key] for r in shown]
         theirs = [lesson_at(s, key) for s in steps]
@@ -135,33 +142,59 @@ def _shown_path(path: Path) -> str:
         return str(path)
 
 
-def _cjk_font() -> str | None:
-    """A font family that draws Chinese, if matplotlib can find one."""
+CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
+                "SimHei", "Microsoft YaHei", "PingFang SC", "Heiti SC", "Arial Unicode MS")
+# font files whose names say they may draw Chinese (Noto/Source Han CJK, WenQuanYi, SimHei, SimSun,
+# Microsoft YaHei, PingFang, Hiragino, Droid Sans Fallback, …)
+CJK_FILE = re.compile(r"cjk|wqy|wenquan|simhei|simsun|msyh|yahei|pingfang|hiragino|heiti|songti|kaiti|"
+                      r"sourcehan|notosanssc|notoserifsc|droidsansfallback|arialuni|uming|ukai", re.IGNORECASE)
+GLYPHS = "你的曲线与课文"  # the picture's Chinese must all be there
+
+
+@functools.cache
+def cjk_font(candidates: tuple[str, ...] | None = None) -> str | None:
+    """The file of a font on this computer that draws the picture's Chinese, or None.
+
+    matplotlib's own list first (made when matplotlib first ran: a font installed since is
+    not in it), then the system's font files whose names say CJK; a font is taken only when
+    it has the glyphs. `candidates`: the files to try instead of the system's.
+    """
     from matplotlib import font_manager
 
-    wanted = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Micro Hei", "WenQuanYi Zen Hei",
-              "SimHei", "Microsoft YaHei", "PingFang SC", "Heiti SC", "Arial Unicode MS")
-    names = {f.name for f in font_manager.fontManager.ttflist}
-    return next((w for w in wanted if w in names), None)
+    if candidates is None:
+        listed = [f.fname for f in font_manager.fontManager.ttflist if f.name in CJK_FAMILIES]
+        candidates = tuple(listed + [p for p in font_manager.findSystemFonts() if CJK_FILE.search(Path(p).name)])
+    return next((path for path in candidates if _draws(path, GLYPHS)), None)
 
 
-def loss_png(history, path: Path, lang: str, *, lesson=LESSON_HISTORY) -> Path | None:
-    """Draw the student's curve beside the lesson's into `path` (PNG). None if nothing to draw."""
+def _draws(path: str, text: str) -> bool:
+    from matplotlib.ft2font import FT2Font
+
+    try:
+        charmap = FT2Font(path).get_charmap()
+    except (OSError, RuntimeError, ValueError):  # not a font FreeType reads
+        return False
+    return all(ord(ch) in charmap for ch in text)
+
+
+def loss_png(history, path: Path, lang: str, *, lesson=LESSON_HISTORY, font: str | None = None) -> Path | None:
+    """Draw the student's curve beside the lesson's into `path` (PNG). None if nothing to draw.
+
+    The labels are in `lang` when it is English, or when `font` (a font file that draws
+    Chinese, `cjk_font()`) is given; else in English (pictures_for says so under the picture).
+    """
     rows = _clean_history(history)
     if not rows:
         return None
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.font_manager import FontProperties
 
-    font = _cjk_font() if lang == "zh" else None
-    text_lang = "zh" if font else "en"
+    text_lang = "zh" if lang == "zh" and font else "en"
+    words = {"fontproperties": FontProperties(fname=font)} if text_lang == "zh" else {}
     fig = Figure(figsize=(8, 4.5), dpi=110)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    if font:
-        import matplotlib
-
-        matplotlib.rcParams["font.sans-serif"] = [font, "DejaVu Sans"]
     you, book = say("yours", text_lang), say("lesson", text_lang)
     steps = [r["step"] for r in rows]
     colors = {"train": "#1f77b4", "val": "#d62728"}
@@ -174,13 +207,11 @@ def loss_png(history, path: Path, lang: str, *, lesson=LESSON_HISTORY) -> Path |
                 color="grey", fontsize=8)
     ax.set_xlabel("step")
     ax.set_ylabel("loss")
-    ax.set_title(say("loss_png_title", text_lang))
+    ax.set_title(say("loss_png_title", text_lang), **words)
     ax.grid(alpha=0.3)
-    ax.legend(frameon=False, ncol=2)
+    ax.legend(frameon=False, ncol=2, prop=words.get("fontproperties"))
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     return path
-
-

@@ -9,7 +9,8 @@ under the check's line (`pictures_for`):
   `logits`). Optionally `{"got": {...}, "expected": {...}}` to check against the reference.
 - `"history"` (ex12): the student's `[{"step", "train", "val"}, ...]`, drawn as terminal
   sparklines beside the lesson's table, and as a PNG (matplotlib, Agg) when the report is
-  given a folder for pictures (both drawn by grader.report.loss_curve).
+  given a folder for pictures (both drawn by grader.report.loss_curve), in Chinese when a
+  font on the computer draws it (else in English, said under the picture's path).
 - `"difference"` (ex13): the first differing item of two long lists (token ids, merges),
   made by `first_difference` (attached by `judge.same` whenever two id lists differ),
   drawn with a few items of context.
@@ -22,9 +23,9 @@ from pathlib import Path
 from grader.model.messages import say
 from grader.report.humanize import int_text
 from grader.report.layout import width as _width
-from grader.model.differences import item_text
+from grader.report.differences import item_text
 from grader.model.lesson import LESSON_HISTORY  # noqa: F401  (the reports and tests read it here)
-from grader.report.loss_curve import _pad, _plain, _strip, loss_lines, loss_png, sparkline  # noqa: F401
+from grader.report.loss_curve import _pad, _plain, _strip, cjk_font, loss_lines, loss_png, sparkline  # noqa: F401
 
 
 # ---------------------------------------------------------------- ex05: the shape pipeline
@@ -48,7 +49,7 @@ def _as_shape(value):
 def _shape_text(value) -> str:
     shape = _as_shape(value)
     if shape is None or len(shape) > 8 or any(abs(d) >= 10**12 for d in shape):  # not one, or not one to spell out
-        from grader.judge.compare import short
+        from grader.report.humanize import short
 
         return short(value, 14)
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
@@ -185,13 +186,14 @@ def pictures_for(check, lang: str, *, style=None, picture_dir: Path | None = Non
                 shapes, expected = shapes["got"], shapes["expected"]
             lines += shape_pipeline(shapes, lang, expected=expected, style=style)
         if "history" in data:
-            png = None
+            png, font = None, None
             if picture_dir is not None:
                 try:
-                    png = loss_png(data["history"], Path(picture_dir) / f"{check.exercise}_loss.png", lang)
+                    font = cjk_font() if lang == "zh" else None
+                    png = loss_png(data["history"], Path(picture_dir) / f"{check.exercise}_loss.png", lang, font=font)
                 except Exception:  # a picture must never cost a grade
                     png = None
-            lines += loss_lines(data["history"], lang, style=style, png=png)
+            lines += loss_lines(data["history"], lang, style=style, png=png, png_in_english=lang == "zh" and not font)
         if "difference" in data:
             lines += difference_lines(data["difference"], lang, style=style)
     except Exception as err:  # noqa: BLE001 - drawing is a courtesy; never break the report

@@ -20,6 +20,7 @@ values (ex12's loss table, ex13's first difference; ex05's shape pipeline stays)
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import replace
 
@@ -34,17 +35,27 @@ GENERIC = {
     "custom": ("不对（隐藏测试：细节不显示）", "not right (a hidden test: the details are not shown)"),
     "grader_error": ("评分程序出错", "the grader failed on this check"),
 }
-# judge-made words: no input in them ("missing": the file's or the function's name)
-KEEP_WORDS = ("not_implemented", "timeout", "data", "import_error", "not_run", "refused", "missing")
+# judge-made words: no input in them ("missing": the file's or the function's name; "rule": the
+# names and lines of the submission's own source that break a rule, grader.judge.uses)
+KEEP_WORDS = ("not_implemented", "timeout", "data", "import_error", "not_run", "refused", "missing", "rule")
 KEEP_PICTURES = ("shapes",)  # drawn from shapes only
 
 
 def call_name(label: str) -> str:
-    """`loss_and_grad(2, 4, 32, seed=511)` -> `loss_and_grad(…)`: the name, not the inputs."""
-    match = re.match(r"\s*([A-Za-z_][\w.]*)", label or "")
-    if not match:
+    """`loss_and_grad(2, 4, 32, seed=511)` -> `loss_and_grad(…)`: the name, not the inputs.
+
+    Only a label that is a call of a function of the student's (a name, then its bracket) has
+    one; a label in words ("the generator's next draws …", "tiny Shakespeare round trip"), a
+    call of Python's or torch's own (`len(…)`, `torch.manual_seed(…)`) gives none: its first
+    word would read as a name.
+
+    >>> [call_name(x) for x in ("get_batch(data, 8)", "tiny Shakespeare round trip", "torch.manual_seed(42); f(1)")]
+    ['get_batch(…)', '', '']
+    """
+    match = re.match(r"\s*([A-Za-z_]\w*)\(", label or "")
+    if not match or match.group(1) in dir(builtins):
         return ""
-    return match.group(1) + ("(…)" if "(" in label else "")
+    return match.group(1) + "(…)"
 
 
 def student_finding(f: Finding) -> Finding:
@@ -56,7 +67,8 @@ def student_finding(f: Finding) -> Finding:
         zh, en = view["zh"], view["en"]
     else:
         zh, en = GENERIC.get(f.kind, GENERIC["custom"])
-    return Finding(f.kind, label=call_name(f.label), expected=view.get("expected"), got=view.get("got"),
+    label = view["label"] if "label" in view else call_name(f.label)  # the judge's, from the stub's names
+    return Finding(f.kind, label=label, expected=view.get("expected"), got=view.get("got"),
                    zh=zh, en=en, diagnosis=f.diagnosis)
 
 

@@ -68,11 +68,13 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
             lines.extend(import_block(stopped, ex.file, lang, style))
         stopped_ids = {id(c) for c in stopped}
         shown_tracebacks: set[str] = set()
+        explained: set[str] = set()  # the diagnoses said in full above, in this exercise
         for check in result.checks:
             if id(check) in stopped_ids:
                 continue
             found = answers.get((ex.id, check.name)) if answers else None
-            lines.extend(_check_lines(check, ex.id, lang, style, seen=shown_tracebacks, answer=found))
+            lines.extend(_check_lines(check, ex.id, lang, style, seen=shown_tracebacks, answer=found,
+                                      explained=explained))
             if check.attachments:
                 from grader.report.pictures import pictures_for
 
@@ -88,9 +90,7 @@ def render_text(results: list[ExerciseResult], lang: str = "zh", *, color: bool 
         lines.append(say("manual_unanswered", lang, count=unanswered))
     if hidden_note:
         lines.append(say("hidden_note", lang))
-        from grader.pieces import NEEDED_BY, OWN_FILES
-
-        if OWN_FILES and any(r.exercise.module in NEEDED_BY for r in results):
+        if any(r.exercise.pieces for r in results):  # a release (its answers recorded): no correct pieces
             lines.append(say("own_pieces_note", lang))  # the student release: no correct pieces
     return "\n".join(lines)
 
@@ -116,8 +116,30 @@ def _head(mark: str, title: str, values: str) -> list[str]:
     return [f"  {mark} {pad(title, NAME_WIDTH)}{values}"]
 
 
+def diagnosis_lines(d: dict, exercise_id: str, lang: str, style, explained: set | None = None) -> list[str]:
+    """A diagnosis, its reread line and its hint level; said once per exercise: `explained`
+    holds the ids said in full above, and a check that shares one says so in a word.
+
+    >>> d = {"id": "x", "zh": "差一", "en": "Off by one", "section": "5.2", "hint": 2}
+    >>> seen = set()
+    >>> diagnosis_lines(d, "ex01", "en", lambda t, **_: t, seen)
+    ['diagnosis: Off by one', 'reread section 5.2  hint: grade hint ex01 --level 2']
+    >>> diagnosis_lines(d, "ex01", "en", lambda t, **_: t, seen)
+    ['diagnosis: the same as above']
+    """
+    if explained is not None:
+        if d["id"] in explained:
+            return [style(f"{say('diagnosis', lang)}: {say('same_diagnosis', lang)}", fg="yellow")]
+        explained.add(d["id"])
+    text = d["en"] if lang == "en" else d["zh"]
+    extra = say("reread", lang, section=section_text(d["section"], lang))
+    if d.get("hint"):
+        extra += "  " + say("see_hint", lang, id=exercise_id, level=d["hint"])
+    return [style(f"{say('diagnosis', lang)}: {text}", fg="yellow"), extra]
+
+
 def _check_lines(check: CheckResult, exercise_id: str, lang: str, style, seen: set | None = None,
-                 answer: dict | None = None) -> list[str]:
+                 answer: dict | None = None, explained: set | None = None) -> list[str]:
     title = check.title(lang)
     if check.manual:
         mark = "…"
@@ -136,18 +158,12 @@ def _check_lines(check: CheckResult, exercise_id: str, lang: str, style, seen: s
     else:
         lines = [f"  {mark} {title}"]
     reason = f.en if lang == "en" else f.zh
-    if f.label and f.kind != "custom":
+    if f.label and f.kind not in ("custom", "rule"):  # their own words say what they are about
         reason = f"{f.label}: {reason}" if reason else f.label
     if reason:
         lines.extend("      " + line for line in reason.splitlines())
     if f.diagnosis:
-        d = f.diagnosis
-        text = d["en"] if lang == "en" else d["zh"]
-        lines.append("      " + style(f"{say('diagnosis', lang)}: {text}", fg="yellow"))
-        extra = say("reread", lang, section=section_text(d["section"], lang))
-        if d.get("hint"):
-            extra += "  " + say("see_hint", lang, id=exercise_id, level=d["hint"])
-        lines.append("      " + extra)
+        lines.extend("      " + line for line in diagnosis_lines(f.diagnosis, exercise_id, lang, style, explained))
     if answer:
         from grader.report.answers import answer_lines
 

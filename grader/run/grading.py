@@ -18,6 +18,7 @@ import click
 from grader.model.course import Course
 from grader.model.messages import say
 from grader.report.render import render
+from grader.run.outputs import Output
 from grader.run.startup import corpus_provider, freeze_loaded, load_judge, references_for, start_zygote
 from grader.sandbox import NoProcess, Overloaded, ZygoteGone
 
@@ -28,7 +29,7 @@ def inner_exercises(folder: Path, course: Course) -> Path:
     """`--submission DIR` of a `grade init` folder: its `exercises/` (a real folder, not a link)
     when that holds a course exercise file (a regular file), as `grade batch` reads a student's
     folder (grader.cohort.students.holds_course_files); else DIR."""
-    from grader.cohort.students import holds_course_files
+    from grader.model.course import holds_course_files
 
     inner = folder / "exercises"
     listing = {}
@@ -55,9 +56,13 @@ def gone_text(err: Exception, lang: str, *, batch: bool = False) -> str:
     return say("zygote_gone_batch" if batch else "zygote_gone", lang, pid=err.pid)
 
 
-def grade_command(course: Course, ids: list[str], *, submission: Path | None, reference: bool, fmt: str,
-                  out: Path | None, color: bool | None, lang: str, hidden_visibility: str | None = None,
-                  show_hidden: bool = False, show_answers: bool = False, isolation: str | None = None) -> int:
+def grade_command(course: Course, ids: list[str], *, submission: Path | None, reference: bool,
+                  outputs: list[Output], color: bool | None, lang: str, hidden_visibility: str | None = None,
+                  show_hidden: bool = False, show_answers: bool = False, isolation: str | None = None,
+                  record=None) -> int:
+    """Grade `ids` once and write every report of `outputs` (grader.run.outputs: one format on
+    the terminal, or each to its file); the exit code. `record(folder, results)` keeps a
+    student's own run (grader.student.progress), never CI's or an instructor's."""
     if reference:
         if not course.solutions_dir.is_dir():
             raise click.UsageError(say("no_reference", lang))
@@ -81,7 +86,8 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
 
         references, recorded = references_for(course)
         freeze_loaded()
-        with LiveProgress(enabled=None if fmt == "text" else False, lang=lang) as live:
+        on_terminal = any(o.to_terminal and o.fmt == "text" for o in outputs)
+        with LiveProgress(enabled=None if on_terminal else False, lang=lang) as live:
             session = GradingSession(course, ids, submission=Path(os.path.abspath(folder)), zygote=zygote, references=references,
                                      lang=lang, corpus=corpus_provider(course), public_only=recorded, on_progress=live)
             results = run_checks(session)
@@ -90,26 +96,28 @@ def grade_command(course: Course, ids: list[str], *, submission: Path | None, re
         return GRADER_FAULT
     finally:
         zygote.close(wait=False)  # this process exits once the report is out (grader.commands.main)
-    text = render(results, fmt, lang, color=(sys.stdout.isatty() if color is None and out is None else bool(color)),
-                  hidden_note=recorded, picture_dir=None if reference else folder / ".grade",
-                  hidden_visibility=hidden_visibility, show_hidden=show_hidden, show_answers=show_answers,
-                  files_in="exercises" if submission is None and not reference else str(folder))
-    # A path with a byte that is not UTF-8 (a folder named so) reaches the report as a lone
-    # surrogate, which no UTF-8 writer takes: shown as "?", so every format stays valid UTF-8.
-    text = text.encode("utf-8", "replace").decode("utf-8")
-    if out:
+    written = []
+    for output in outputs:
+        text = render(results, output.fmt, lang,
+                      color=(sys.stdout.isatty() if color is None and output.to_terminal else bool(color)),
+                      hidden_note=recorded, picture_dir=None if reference else folder / ".grade",
+                      hidden_visibility=hidden_visibility, show_hidden=show_hidden, show_answers=show_answers,
+                      files_in="exercises" if submission is None and not reference else str(folder))
+        # A path with a byte that is not UTF-8 (a folder named so) reaches the report as a lone
+        # surrogate, which no UTF-8 writer takes: shown as "?", so every format stays valid UTF-8.
+        written.append((output, text.encode("utf-8", "replace").decode("utf-8")))
+    for output, text in written:  # rendered first: a format that fails to render writes none
+        if output.to_terminal:
+            click.echo(text)
+            continue
         from grader.model.files import atomic_write
 
         try:  # checked before grading (grader.commands.paths.OutputFile); a disk that filled since
-            atomic_write(Path(out), text + "\n")  # whole or not at all: an earlier result is never cut short
+            atomic_write(Path(output.path), text + "\n")  # whole or not at all: an earlier result is never cut short
         except OSError as err:  # not 1 (a check failed): the grader could not finish
-            click.echo(f"grade: 无法写入 / cannot write {out}: {err.strerror or err}", err=True)
+            click.echo(f"grade: 无法写入 / cannot write {output.path}: {err.strerror or err}", err=True)
             return GRADER_FAULT
-    else:
-        click.echo(text)
-    if submission is None and not reference and out is None:
-        from grader.student.progress import record_attempt
-
-        record_attempt(folder, results)  # a student's own run; CI and instructors leave no trace
+    if record is not None and submission is None and not reference and all(o.to_terminal for o in outputs):
+        record(folder, results)  # a student's own run; CI and instructors leave no trace
     failed = any(not c.passed and not c.manual for r in results for c in r.checks)
     return 1 if failed or not any(r.checks for r in results) else 0

@@ -1,6 +1,6 @@
 """The pytest plugin that runs the checks for the grader.
 
-It provides the fixtures checks ask for (`student`, `reference`, `corpus_path`), keeps
+It provides the fixtures checks ask for (`student`, `reference`, `source`, `corpus_path`), keeps
 only the selected checks, and turns each test's outcome into a `CheckResult`. pytest runs
 the checks; this plugin only listens.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from grader.model.results import CheckFailed, Finding
 from grader.judge.verdicts import StudentView
-from grader.judge.hiding import hidden_view_of
+from grader.judge.hiding import contract_names, hidden_view_of
 from grader.model.results import CheckResult, title_from_doc
 from grader.run.markers import MARKERS, exercise_of, is_manual, is_public, points_of, timeout_of
 from grader.sandbox import Overloaded, ZygoteGone
@@ -52,7 +52,7 @@ class GradingPlugin:
 
     # The fixtures take their check from `pytest_runtest_setup` (self._item), not from pytest's
     # `request`: asking for that builds it a fixture definition of its own, every check,
-    # every student (about 20 ms a chapter-5 submission).
+    # every student.
     @pytest.fixture
     def student(self):
         item = self._item
@@ -80,6 +80,12 @@ class GradingPlugin:
     @pytest.fixture
     def reference(self):
         return self.session.reference(exercise_of(self._item))
+
+    @pytest.fixture
+    def source(self):
+        """The judge's reading of the exercise's source (grader.judge.source), for the checks
+        that judge how an answer is written (ex02's forbidden APIs)."""
+        return self.session.source(exercise_of(self._item))
 
     @pytest.fixture
     def corpus_path(self):
@@ -127,7 +133,9 @@ class GradingPlugin:
                                   traceback=report.longreprtext[-3000:])
         view = self._views.pop(item.nodeid, None)
         if finding is not None and not is_public(item):
-            finding.hidden_view = hidden_view_of(view, finding)  # what the student's report may show
+            course = self.session.course
+            names = contract_names(course.exercises_dir / course.exercise(exercise_of(item)).file)
+            finding.hidden_view = hidden_view_of(view, finding, names)  # what the student's report may show
         result = CheckResult(
             exercise=exercise_of(item), name=item.name, title=title_from_doc(item.function.__doc__, item.name),
             max_points=points_of(item), passed=report.passed, public=is_public(item),

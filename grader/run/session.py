@@ -7,6 +7,7 @@ the subjects; `run_checks` runs pytest with the grading plugin and gathers the r
 from __future__ import annotations
 
 import os
+import types
 from pathlib import Path
 from typing import Callable
 
@@ -14,6 +15,7 @@ import pytest
 
 from grader.model.course import Course
 from grader.judge.references import LiveReferences, Reference
+from grader.judge.source import SubmissionSource
 from grader.judge.subjects import InProcessSubject, WorkerSubject
 from grader.run.budgets import SubmissionClock
 from grader.model.results import CheckFailed, ExerciseResult, Finding
@@ -41,6 +43,8 @@ class GradingSession:
         self.only_checks = only_checks
         self.not_read = not_read  # module -> why its file was not read ("zh / en"; grade batch's refusals)
         self._subjects: dict[str, object] = {}
+        self._sources: dict[str, object] = {}
+        self._files: dict[str, bytes] | None = None  # the submission folder's files, read once in the judge
         self.clocks = SubmissionClock(course)  # per check, per exercise, per submission (run/budgets)
         self.fault: Exception | None = None  # the grader's own problem met by a check (Overloaded, ZygoteGone)
 
@@ -68,8 +72,33 @@ class GradingSession:
             self._subjects[exercise_id] = WorkerSubject(
                 self.zygote, self.submission, ex.module,
                 on_progress=(lambda label, done, total: self.progress("call", label, (done, total)))
-                if self._on_progress else None, not_read=self.not_read)
+                if self._on_progress else None, not_read=self.not_read, pieces=ex.pieces)
         return self.clocks.check(exercise_id, self._subjects[exercise_id])
+
+    def submission_files(self) -> dict[str, bytes]:
+        """The submission folder's `*.py` files as the judge reads them (grader.sandbox.intake,
+        no link followed), once per session; {} for a folder refused whole."""
+        if self._files is None:
+            from grader.sandbox.intake import SubmissionRefused, read_submission
+
+            try:
+                self._files = read_submission(str(self.submission))[0] if self.submission is not None else {}
+            except SubmissionRefused:
+                self._files = {}
+        return self._files
+
+    def source(self, exercise_id: str) -> SubmissionSource:
+        """The judge's reading of the exercise's source (grader.judge.source): the submission
+        folder's files, or the file of a module graded in this process."""
+        if exercise_id not in self._sources:
+            if exercise_id in self.in_process:
+                given = self.in_process[exercise_id]
+                module = given if isinstance(given, types.ModuleType) else getattr(given, "module", None)
+                self._sources[exercise_id] = SubmissionSource.of_module(module)
+            else:
+                self._sources[exercise_id] = SubmissionSource.from_files(
+                    self.submission_files(), self.course.exercise(exercise_id).module)
+        return self._sources[exercise_id]
 
     def reference(self, exercise_id: str) -> Reference:
         return self.references(exercise_id)
@@ -99,13 +128,13 @@ class GradingSession:
     def exercise_results(self, by_exercise: dict) -> list[ExerciseResult]:
         """The results in course order, with the scan's review marks attached (grader.judge.integrity)."""
         from grader.judge.integrity import apply_integrity
-        from grader.judge.scan import scan_folder
+        from grader.judge.scan import scan_files
 
         results = [ExerciseResult(self.course.exercise(e), by_exercise.get(e, [])) for e in self.exercise_ids]
         reviews = {}
         if self.submission is not None:
             graded = {e: self.course.exercise(e).module for e in self.exercise_ids if e not in self.in_process}
-            reviews = scan_folder(self.submission, graded)
+            reviews = scan_files(self.submission_files(), graded)
         return apply_integrity(results, {}, reviews)
 
 
@@ -122,18 +151,18 @@ class _Untimed:
         pass
 
 
-# pytest plugins the grader never needs; leaving them out halves the time per check.
+# pytest plugins the grader never needs; leaving them out makes each check cheaper.
 LEAN_PLUGINS = [arg for name in ("logging", "capture", "faulthandler", "junitxml", "doctest", "pastebin",
                                  "unittest", "setuponly", "setupplan", "debugging", "legacypath")
                 for arg in ("-p", f"no:{name}")]
 
 
 def pytest_args(course: Course, exercise_ids: list[str]) -> list[str]:
-    files = [str(course.checks_dir / course.exercise(e).check_module) for e in exercise_ids]
+    files = [str(course.unit(e) / "checks.py") for e in exercise_ids]
     return files + LEAN_PLUGINS + [
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:warnings",
         "--assert=plain", "--import-mode=importlib", "-c", os.devnull,
-        "--rootdir", str(course.checks_dir), "-o", "addopts=", "-o", "python_functions=test_*",
+        "--rootdir", str(course.units_dir), "-o", "addopts=", "-o", "python_functions=test_*",
     ]
 
 

@@ -35,8 +35,14 @@ def data_folders(course: Course | None) -> list[str]:
     """The folders a worker may read the lesson's data from (the course's, the user's, the cache,
     a checkout's datasets/)."""
     from grader.data.datasets import ENV_VAR, default_cache_dir
+    from grader.data.download import make_dirs
     from grader.model.paths import checkout_folder
 
+    if os.name == "posix" and os.geteuid() == 0:  # where a copy the workers can read may be made
+        try:  # (grader.data.datasets._verified_in) once the sandbox is built: bound before it exists
+            make_dirs(default_cache_dir() / "tinyshakespeare", default_cache_dir())
+        except OSError:
+            pass
     found = [default_cache_dir() / "tinyshakespeare", *filter(None, [checkout_folder("datasets")])]
     if os.environ.get(ENV_VAR):
         found.append(Path(os.environ[ENV_VAR]).expanduser())
@@ -47,22 +53,33 @@ def data_folders(course: Course | None) -> list[str]:
 
 def secret_paths(course: Course | None) -> list[str]:
     """What no worker may see: the reference, the hidden checks and known mistakes, the correct
-    pieces, the answers recorded or cached, the course secret, and the kit's other copies."""
+    pieces, the answers recorded or cached, the course secret, what else of a checkout holds the
+    reference (`CHECKOUT_COPIES`), and the kit's other copies."""
     from grader.data.catalog import PRIVATE_FOLDERS, every_cache_dir
     from grader.judge.draws import secret_file
-    from grader.model.paths import BUNDLED, PACKAGE_DIR, other_copies
+    from grader.model.paths import BUNDLED, KIT_ROOT, PACKAGE_DIR, in_checkout, other_copies
 
-    package = [PACKAGE_DIR / name for name in ("checks", "mistakes", "answers.bin")]
+    package = [PACKAGE_DIR / "answers.bin", *sorted((PACKAGE_DIR / "per_exercise").glob("*/checks.py"))]
     package += [p for p in (PACKAGE_DIR / "pieces").glob("*.py") if p.name != "__init__.py"]
     found = [*package, BUNDLED / "solutions"]
     if course is not None:
-        found += [course.solutions_dir, course.checks_dir]
+        found += [course.solutions_dir, *(course.unit(ex.id) / "checks.py" for ex in course.exercises)]
         secret = secret_file(course)
         if secret is not None:
             found.append(secret)
+    if in_checkout():  # what a checkout holds beside the package: the reference in other forms
+        found += [KIT_ROOT / name for name in CHECKOUT_COPIES]
     found += [cache / name for cache in every_cache_dir() for name in PRIVATE_FOLDERS]
-    found += [copy / name for copy in other_copies() for name in ("solutions", "grader")]
+    for copy in other_copies():  # a checkout, or an installed package's site-packages
+        checkout = (copy / "course.toml").is_file()
+        found += [copy / name for name in ("solutions", "grader", *(CHECKOUT_COPIES if checkout else ()))]
     return list(dict.fromkeys(str(p) for p in found))
+
+
+# What a checkout holds that carries the reference besides solutions/: its history, the tests
+# and benchmarks (which use it), and what a build leaves (`pip install .` leaves
+# build/lib/grader/_kit/solutions/; dist/ holds the wheel, the reference inside).
+CHECKOUT_COPIES = ("tests", "bench", ".git", ".fragments", "build", "dist")
 
 
 def close_secrets(course: Course | None) -> list[str]:
@@ -87,9 +104,10 @@ def close_secrets(course: Course | None) -> list[str]:
 
 
 def start_zygote(course: Course | None = None, tier: str = "practice", *, unseen=(), slot: int = 0,
-                 lang: str = "zh"):
+                 lang: str = "zh", wait: bool = True):
     """Start the run's zygote in `tier` and return it; `IsolationRefused` (exit 3) when that
     tier cannot be had here. `unseen`: more that no worker may see (a batch's cohort and OUT).
+    `wait=False` (an official tier): started, not yet waited for (`ready_zygote`).
 
     In the practice tier the course secret is dropped from the environment first and never
     used; in the official tiers it is read now and stays in this process alone."""
@@ -114,9 +132,19 @@ def start_zygote(course: Course | None = None, tier: str = "practice", *, unseen
             uid = WORKER_UID - slot
             check_unreadable(hidden, uid)
             check_readable([*python_roots(), *map(str, worker_view()), *data_folders(course)], uid)
-            return Zygote(CONTAINER, uid=uid, data=data_folders(course)).start()
+            return Zygote(CONTAINER, uid=uid, data=data_folders(course)).start(wait)
         uid = worker_uid(slot) if os.geteuid() == 0 else None
-        return Zygote(BUBBLEWRAP, uid=uid, unseen=hidden, data=data_folders(course)).start()
+        return Zygote(BUBBLEWRAP, uid=uid, unseen=hidden, data=data_folders(course)).start(wait)
+    except IsolationUnavailable as err:
+        raise IsolationRefused(err.text(lang)) from None
+
+
+def ready_zygote(zygote, lang: str = "zh"):
+    """Wait for a zygote `start_zygote(..., wait=False)` started; `IsolationRefused` as there."""
+    from grader.sandbox import IsolationUnavailable
+
+    try:
+        return zygote.ready()
     except IsolationUnavailable as err:
         raise IsolationRefused(err.text(lang)) from None
 
@@ -184,5 +212,6 @@ def references_for(course: Course, cache_dir: Path | None = None):
     return RecordedReferences(course), True
 
 
-__all__ = ["IsolationRefused", "close_secrets", "start_zygote", "load_judge", "freeze_loaded", "resolve_corpus", "corpus_provider",
-           "references_for", "data_folders", "secret_paths", "worker_uid"]
+__all__ = ["IsolationRefused", "close_secrets", "start_zygote", "ready_zygote", "load_judge", "freeze_loaded",
+           "resolve_corpus", "corpus_provider", "references_for", "data_folders", "secret_paths", "worker_uid",
+           "CHECKOUT_COPIES"]

@@ -34,14 +34,15 @@ import tempfile
 from pathlib import Path
 
 from grader.model.paths import PACKAGE_DIR
-from grader.sandbox import seccomp
+import grader.sandbox.seccomp as seccomp
 from grader.sandbox.isolation import WAY_OUT, IsolationUnavailable
 
 TMP_SIZE = 512 * 1024 * 1024  # bytes of /tmp inside the sandbox
 SHM_SIZE = 64 * 1024 * 1024   # bytes of /dev/shm
 # what of the grader package a worker needs (everything else of it, checks and mistakes, is absent)
 WORKER_SIDE = ("__init__.py", "sandbox", "probes", "fixtures", "earlier", "model", "tinygpt.py",
-               "pieces/__init__.py")
+               "pieces/__init__.py", "per_exercise/__init__.py", "per_exercise/*/__init__.py",
+               "per_exercise/*/probes.py", "per_exercise/*/fixtures.py")
 # the capabilities the zygote keeps as root: drop a worker to its uid, kill what it left, remove its files
 ZYGOTE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER", "CAP_CHOWN")
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -56,12 +57,13 @@ def bwrap_path() -> str | None:
 
 
 def worker_view(package: Path = PACKAGE_DIR) -> list[Path]:
-    """The files and folders of the grader package a worker may read (they exist)."""
-    return [package / name for name in WORKER_SIDE if (package / name).exists()]
+    """The files and folders of the grader package a worker may read (those that exist)."""
+    return [path for name in WORKER_SIDE for path in sorted(package.glob(name))]
 
 
 def python_roots() -> list[str]:
-    """Python's own folders and the folders its packages come from (a venv's, the user's)."""
+    """Python's own folders and the folders its packages come from (a venv's, the user's, another
+    environment's that a .pth file added)."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              *(sysconfig.get_paths().get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib"))}
     try:
@@ -71,6 +73,8 @@ def python_roots() -> list[str]:
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else None
     if user_site:
         roots.add(user_site)
+    # another environment's packages a .pth file put on the path (a venv layered on another one)
+    roots.update(p for p in sys.path if os.path.basename(p.rstrip("/")) in ("site-packages", "dist-packages"))
     found = sorted(r for r in roots if r and os.path.isdir(r))
     # the outermost of nested ones is enough (a venv's site-packages lies inside the venv)
     return [r for r in found if not any(r != o and r.startswith(o.rstrip("/") + "/") for o in found)]
@@ -92,14 +96,17 @@ def _parents(paths: list[str]) -> list[str]:
     """The folders above `paths` the sandbox's root must hold, shallowest first. bubblewrap
     makes a missing one readable by its owner alone; the workers' uid must pass through them."""
     found = {str(parent) for path in paths for parent in Path(path).parents if str(parent) != "/"}
-    found -= set(SYSTEM)
+    found -= {*SYSTEM, "/tmp", "/dev", "/dev/shm"}  # made as tmpfs and devices, before these
     return sorted(found, key=lambda p: (p.count("/"), p))
 
 
 def _files(data: list[str], package: Path) -> list[str]:
     roots = python_roots()
     view = [str(path) for path in worker_view(package)]
-    argv = _system()
+    # the writable places first: what is bound below (a kit or a venv under /tmp) stays visible
+    argv = ["--dev", "/dev", "--proc", "/proc",
+            "--perms", "0755", "--size", str(TMP_SIZE), "--tmpfs", "/tmp",
+            "--perms", "0755", "--size", str(SHM_SIZE), "--tmpfs", "/dev/shm", *_system()]
     for parent in _parents([*roots, *view, *data]):
         if not any(parent == r or parent.startswith(r.rstrip("/") + "/") for r in roots):
             argv += ["--perms", "0755", "--dir", parent]
@@ -112,9 +119,6 @@ def _files(data: list[str], package: Path) -> list[str]:
         argv += ["--ro-bind", path, path]
     for folder in data:
         argv += ["--ro-bind", folder, folder]
-    argv += ["--dev", "/dev", "--proc", "/proc",
-             "--perms", "0755", "--size", str(TMP_SIZE), "--tmpfs", "/tmp",
-             "--perms", "0755", "--size", str(SHM_SIZE), "--tmpfs", "/dev/shm"]
     return argv
 
 

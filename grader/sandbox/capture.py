@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import sys
 
 from grader.sandbox.limits import OUTPUT_CAP
@@ -69,7 +70,27 @@ class Printed(io.TextIOBase):
         return "".join(self._parts)
 
 
-def redirect_output(workdir: str):
+PRINTED_MARK = "grader-printed: "
+
+
+def printed_so_far(dump: str) -> tuple[str, tuple[int, int]] | None:
+    """(the start of the text, (characters, lines)) a worker said it had printed, from its dump.
+
+    >>> printed_so_far("...\\ngrader-printed: 12 2 a\\\\nb\\n")
+    ('a\\nb', (12, 2))
+    """
+    _, mark, tail = dump.rpartition(PRINTED_MARK)
+    if not mark:
+        return None
+    fields = tail.split("\n", 1)[0].split(" ", 2)
+    try:
+        chars, lines = int(fields[0]), int(fields[1])
+    except (ValueError, IndexError):
+        return None
+    return (fields[2] if len(fields) > 2 else "").replace("\\n", "\n"), (chars, lines)
+
+
+def redirect_output(workdir: str, dump_fd: int | None = None):
     """Point the worker's output at a `Printed` stream and a capture file; returns `take()`.
 
     `take()` gives `(text, total)` and starts afresh: `text` is at most `OUTPUT_CAP`
@@ -82,6 +103,16 @@ def redirect_output(workdir: str):
     # Whatever sys.stdout was in the parent (a test runner's capture, a terminal), the
     # student's prints now go to one stream, in the order they were made.
     sys.stdout = sys.stderr = printed
+
+    def report_printed(signum=None, frame=None) -> None:
+        """What was printed so far, counted, on the worker's dump pipe (the judge asks with
+        SIGUSR2 before it stops a call at its limit: printing may be what used the time)."""
+        if dump_fd is not None:
+            head = printed.text()[:200].replace("\n", "\\n")
+            os.write(dump_fd, f"\n{PRINTED_MARK}{printed.chars} {printed.lines()} {head}\n".encode("utf-8", "replace"))
+
+    if dump_fd is not None and hasattr(signal, "SIGUSR2"):
+        signal.signal(signal.SIGUSR2, report_printed)
 
     def take() -> tuple[str, tuple[int, int] | None]:
         text, chars, lines = printed.text(), printed.chars, printed.lines()

@@ -13,6 +13,7 @@ and its files in the writable folders are removed (`grader.sandbox.sweep`).
 
     require_root()                            # IsolationUnavailable as a user
     check_unreadable(["/autograder/source/solutions"], WORKER_UID)
+    check_readable(["/usr/lib/python3.11", "/autograder/venv"], WORKER_UID)
 """
 
 from __future__ import annotations
@@ -74,15 +75,16 @@ def readable_as(paths: list[str], uid: int) -> list[str]:
 
 
 def check_unreadable(paths: list[str], uid: int = WORKER_UID) -> None:
-    """IsolationUnavailable, naming the paths and the command that closes them, when a worker of
-    `uid` could read any of `paths` (those that exist)."""
+    """IsolationUnavailable, naming the paths and the command that closes them (all of them),
+    when a worker of `uid` could read any of `paths` (those that exist)."""
     present = [p for p in paths if os.path.lexists(p)]
     readable = readable_as(present, uid)
     if readable:
         shown = " ".join(readable[:8]) + (" …" if len(readable) > 8 else "")
+        command = "chmod -R go-rwx " + " ".join(readable)
         raise IsolationUnavailable(
-            f"容器模式下工作进程（uid {uid}）能读到这些文件：{shown}。办法：chmod -R go-rwx {shown}",
-            f"in the container tier the workers (uid {uid}) could read: {shown}. The way out: chmod -R go-rwx {shown}")
+            f"容器模式下工作进程（uid {uid}）能读到这些文件：{shown}。办法：{command}",
+            f"in the container tier the workers (uid {uid}) could read: {shown}. The way out: {command}")
 
 
 def check_readable(paths: list[str], uid: int = WORKER_UID) -> None:

@@ -117,8 +117,12 @@ class EndPipes:
         self.dump, self.status = dump, status
 
     def stack(self, pid: int) -> str:
-        """SIGUSR1 to a hung worker; its faulthandler dump (empty if it could not answer)."""
+        """What a worker at its limit had printed (SIGUSR2), then where it was (SIGUSR1, its
+        faulthandler dump); empty if it could not answer."""
         try:
+            if hasattr(signal, "SIGUSR2"):
+                os.kill(pid, signal.SIGUSR2)
+                time.sleep(0.02)  # its handler runs at the next instruction of Python's
             os.kill(pid, signal.SIGUSR1)
         except (ProcessLookupError, PermissionError):
             return ""

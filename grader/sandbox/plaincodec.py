@@ -5,7 +5,7 @@ str, list, tuple, dict and dense CPU tensors. The judge's `decode` builds new ob
 exactly those types from the bytes and nothing else: there is no class to look up and no
 code to run, every length is checked against the bytes that are left (a forged length
 cannot make it allocate more than the frame holds), nesting is limited, and objects
-cannot be shared (no "a list that holds itself a million times"). About 20x faster than
+cannot be shared (no "a list that holds itself a million times"). Much cheaper than
 `torch.save` + `torch.load(weights_only=True)` for the small answers checks make.
 """
 

@@ -1,10 +1,9 @@
 """The bytes of a request from the judge to a worker: plain data where that is exact, else pickle.
 
 Requests are the judge's own (trusted: nothing the student sends is ever unpickled), so
-pickle is safe on this side. But a pickled tensor is rebuilt through `torch.load`, about
-0.1–0.3 ms a tensor each way, and most requests are a probe's name with a few small dense
-tensors and numbers. Those travel in `plaincodec`'s format instead (about 5x cheaper both
-ways); anything it would not give back exactly as sent is pickled as before:
+pickle is safe on this side. But a pickled tensor is rebuilt through `torch.load`, slow for
+each tensor each way, and most requests are a probe's name with a few small dense tensors
+and numbers. Those travel in `plaincodec`'s format instead (cheaper both ways); anything it would not give back exactly as sent is pickled as before:
 
 - every tensor a plain `torch.Tensor` (no subclass, no Parameter) on the CPU, contiguous, not
   requiring grad, no names, no Python attributes, of a dtype the codec knows, and owning the

@@ -18,7 +18,6 @@ one, so that no exercise's code (and no student's) can reach the next:
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import time
 
@@ -99,15 +98,29 @@ def _owned_processes(uid: int) -> list[int]:
     return found
 
 
-def empty(folders=WRITABLE) -> None:
-    """Remove everything inside each folder (the folders themselves stay)."""
+def empty(folders=WRITABLE, keep=frozenset()) -> None:
+    """Remove everything inside each folder but the paths in `keep` (the folders holding what
+    the sandbox binds there, made before any worker ran); the folders themselves stay."""
     for folder in folders:
         try:
             names = os.listdir(folder)
         except OSError:
             continue
         for name in names:
-            _remove(os.path.join(folder, name))
+            path = os.path.join(folder, name)
+            if path not in keep:
+                _remove(path)
+
+
+def entries(folders=WRITABLE) -> frozenset[str]:
+    """What the folders hold now (at the zygote's start: its own, to be kept)."""
+    found = set()
+    for folder in folders:
+        try:
+            found.update(os.path.join(folder, name) for name in os.listdir(folder))
+        except OSError:
+            pass
+    return frozenset(found)
 
 
 def remove_owned(uid: int, folders=WRITABLE) -> None:
@@ -128,11 +141,54 @@ def remove_owned(uid: int, folders=WRITABLE) -> None:
 def _remove(path: str) -> None:
     try:
         if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
+            _remove_tree(path)
         else:
             os.unlink(path)
     except OSError:
         pass
 
 
-__all__ = ["kill_everything_else", "kill_uid", "empty", "remove_owned", "WRITABLE"]
+_DIR = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a folder and all it holds, however deep a worker made it: by file descriptors (no
+    path longer than one name) and without recursion (shutil.rmtree's ends in a RecursionError
+    a few thousand folders down); what cannot be removed (a mount point) is left, once."""
+    stack = [(os.open(path, _DIR), "", None)]  # (a folder's descriptor, its name, its (inode, device))
+    stuck: set[tuple[int, int]] = set()
+    while stack:
+        fd = stack[-1][0]
+        deeper = None
+        with os.scandir(fd) as listing:
+            for entry in listing:
+                try:
+                    if not entry.is_dir(follow_symlinks=False):
+                        os.unlink(entry.name, dir_fd=fd)
+                        continue
+                    key = (entry.inode(), entry.stat(follow_symlinks=False).st_dev)
+                except OSError:
+                    continue
+                if key not in stuck:
+                    deeper = (entry.name, key)
+                    break
+        if deeper is not None:
+            name, key = deeper
+            try:
+                stack.append((os.open(name, _DIR, dir_fd=fd), name, key))
+            except OSError:
+                stuck.add(key)
+            continue
+        _, name, key = stack.pop()
+        os.close(fd)
+        try:
+            if stack:
+                os.rmdir(name, dir_fd=stack[-1][0])
+            else:
+                os.rmdir(path)
+        except OSError:
+            if key is not None:
+                stuck.add(key)
+
+
+__all__ = ["kill_everything_else", "kill_uid", "empty", "entries", "remove_owned", "WRITABLE"]

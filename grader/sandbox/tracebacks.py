@@ -5,7 +5,7 @@ Two sides, both plain text in the end:
 - in the worker, `describe_error(err, folder)` turns an exception into plain data keeping
   only the frames of files in the submission folder, the first and last `KEEP` of them:
   a runaway recursion leaves a million frames, and only those few are formatted (walking
-  the chain is cheap; reading source lines for every frame took 19 s);
+  the chain is cheap; reading the source line of every frame is not);
 - in the judge, `where_from_dump(text, folder)` reads what `faulthandler` wrote when the
   judge asked a hung worker for its stack (SIGUSR1 at the time limit) or when the worker
   died of a signal, and keeps the student's frames the same way.
@@ -29,7 +29,7 @@ import re
 from collections import deque
 from pathlib import Path
 
-from grader.probes.errors import MissingName, NotImplementedYet
+from grader.model.missing import MissingName, NotImplementedYet
 
 KEEP = 2  # own frames kept at each end of a traceback
 MAX_DUMP = 64 * 1024  # bytes of a faulthandler dump the judge reads
@@ -134,7 +134,7 @@ def describe_error(err: BaseException, submission_dir: str | None, *, at_import:
     described["message"] = message[:1000]
     if at_import:
         described["import_error"] = True
-    if count > 2 * KEEP:
+    if count:  # how deep in the code's own files (a runaway recursion); none: raised before reaching them
         described["own_frames"] = count
     return described
 

@@ -38,7 +38,7 @@ import grader.sandbox.plaincodec as plaincodec
 import grader.sandbox.requestcodec as requestcodec
 import grader.sandbox.wire as wire
 from grader.model.paths import PACKAGE_DIR
-from grader.probes.errors import MissingSubmissionFile
+from grader.model.missing import MissingSubmissionFile
 from grader.sandbox.capture import redirect_output
 from grader.sandbox.exits import CHANNEL_LOST
 from grader.sandbox.framing import ANSWER, PROGRESS, recv_frame, send_frame
@@ -47,11 +47,36 @@ from grader.sandbox.tracebacks import describe_error
 __all__ = ["describe_error", "run_request", "serve", "resolve_probe"]
 
 
+class ProbeMissing(LookupError):
+    """A probe the check names does not exist: the kit's author's error, never the student's."""
+
+
+def probe_module(spec: str) -> str:
+    """The module of a probe: an exercise's own, or one the probes share.
+
+    >>> probe_module("ex03.count_params_of"), probe_module("common.call_function")
+    ('grader.per_exercise.ex03.probes', 'grader.probes.common')
+    """
+    module_name = spec.rpartition(".")[0]
+    if re.fullmatch(r"ex\d+", module_name):
+        return f"grader.per_exercise.{module_name}.probes"
+    return f"grader.probes.{module_name}"
+
+
 def resolve_probe(spec: str):
-    """`"ex03.count_params_of"` -> grader.probes.ex03.count_params_of."""
-    module_name, _, func_name = spec.rpartition(".")
-    module = importlib.import_module(f"grader.probes.{module_name}")
-    return getattr(module, func_name)
+    """`"ex03.count_params_of"` -> grader.per_exercise.ex03.probes.count_params_of; ProbeMissing
+    when there is no such module or function."""
+    name = probe_module(spec)
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as err:
+        if err.name and name.startswith(err.name):
+            raise ProbeMissing(f"no probe module {name} (probe {spec!r})") from None
+        raise
+    func = getattr(module, spec.rpartition(".")[2], None)
+    if not callable(func):
+        raise ProbeMissing(f"no probe {spec!r} in {name}")
+    return func
 
 
 class ImportFailed(Exception):
@@ -117,8 +142,12 @@ def run_request(request: dict, module_source, folder: str | None = None, progres
     SIGINT), not Ctrl-C stopping the run (in the judge's process, the references).
     """
     try:
-        mod = module_source()
         probe = resolve(request["probe"])
+    except ProbeMissing as err:  # the check's own mistake: said as the kit's, before any student code
+        return {"ok": False, "error": {"type": "ProbeMissing", "mro": ["ProbeMissing"], "message": str(err),
+                                       "traceback": "", "not_implemented": False}}
+    try:
+        mod = module_source()
         kwargs = dict(request.get("kwargs", {}))
         if progress is not None and _takes_progress(probe):
             kwargs["progress"] = progress
@@ -214,7 +243,7 @@ def serve(channel, dump_fd: int | None = None) -> None:
         sys.path.insert(0, folder)
     # Stand-ins for earlier exercises a submission lacks (ex11 imports ex08's get_batch).
     sys.path.append(str(PACKAGE_DIR / "earlier"))
-    take_output = redirect_output(workdir)
+    take_output = redirect_output(workdir, dump_fd)
     submissions: dict[str, Submission] = {}
     worker = os.getpid()
 
@@ -234,14 +263,14 @@ def serve(channel, dump_fd: int | None = None) -> None:
         return submissions[name]
 
     def load(name: str) -> None:
-        """Import exercise module `name` now, so the judge can time the import on its own."""
+        """Import exercise module `name` now, so the judge can time the import on its own. What
+        the import printed stays captured: the first call's answer carries it to the report."""
         if name not in refused:
             try:
                 submission(name).module()
             except BaseException:  # noqa: BLE001 - reported to every call by run_request
                 pass
-        output, _ = take_output()
-        answer_with(plaincodec.encode({"ok": True, "value": "imported", "output": output}))
+        answer_with(plaincodec.encode({"ok": True, "value": "imported", "output": ""}))
 
     load(setup["module"])
     progress = _progress_sender(channel)

@@ -67,16 +67,19 @@ class Zygote:
     def config(self) -> dict:
         return {"tier": self.tier, "uid": self.uid, "unseen": self.unseen, "limits": self.limits}
 
-    def start(self) -> "Zygote":
+    def start(self, wait: bool = True) -> "Zygote":
         """Start it (once; again after it ended). IsolationUnavailable when an official tier's
-        sandbox cannot be built or its self-check finds something a worker must not see."""
+        sandbox cannot be built or its self-check finds something a worker must not see.
+        `wait=False`: started, not waited for; `ready()` waits, from another thread if need be
+        (start it from a thread that lives as long as it: it dies with the thread that started
+        it, `PR_SET_PDEATHSIG`)."""
         if self._sock is not None:
             return self
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._starts += 1
         try:
             if self.tier == BUBBLEWRAP:
-                from grader.sandbox import bubblewrap
+                import grader.sandbox.bubblewrap as bubblewrap
 
                 self._handle = bubblewrap.start(theirs.fileno(), self.data)
                 self.pid = self._handle.zygote_pid
@@ -95,6 +98,13 @@ class Zygote:
         finally:
             theirs.close()
         self._sock = ours
+        if wait:
+            self._await_ready()
+        return self
+
+    def ready(self) -> "Zygote":
+        """Wait until a zygote started with `start(wait=False)` is ready (IsolationUnavailable
+        as `start`)."""
         self._await_ready()
         return self
 
@@ -197,7 +207,12 @@ class Zygote:
     def _ask(self, request: dict, fds: list[int] = ()) -> object:
         if self._sock is not None and not self.alive():
             self.close(wait=False)  # it ended (killed from outside, or by what ran in it): a new one
-        self.start()
+        if self._sock is None and self._starts:
+            try:
+                self.start()
+            except IsolationUnavailable:  # it ran before, and cannot be started again: the grader's problem
+                raise ZygoteGone(self.pid) from None
+        self.start()  # never started: IsolationUnavailable says the way out
         number = secrets.randbits(62)  # a batch's judges share a zygote's socket in turn: never repeated
         body = plaincodec.encode({**request, "request": number})
         try:
@@ -263,6 +278,11 @@ class Zygote:
                 self.close(wait=False)
 
 
+def _killed(status: int | None) -> bool:
+    """Whether a worker's wait status is a SIGKILL (one the judge did not send: it closed first)."""
+    return status is not None and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+
+
 def _fresh_env() -> dict:
     """The environment of a zygote started as a fresh interpreter: nothing of the judge's
     (the course secret is never in it), the grader findable, native pools on one thread."""
@@ -321,14 +341,25 @@ class Worker:
         """Send a probe request; (the answer as plain data, the seconds it cost the student).
 
         A worker that dies of a SIGKILL the judge did not send (killed from outside, the kernel's
-        OOM killer) gets the call once more in a fresh process: code that kills itself dies twice
-        and is charged as before."""
+        OOM killer), or with its zygote (killed from outside: the next spawn starts a new one),
+        gets the call once more in a fresh process: code that kills itself dies twice and is
+        charged as before. A zygote that ends again during that second try is the grader's
+        problem (`ZygoteGone`), never the student's."""
         try:
             return self._run_once(request, limit, on_progress)
         except WorkerDied as err:
-            if err.status is None or not os.WIFSIGNALED(err.status) or os.WTERMSIG(err.status) != signal.SIGKILL:
+            if not (self._zygote_ended() or _killed(err.status)):
                 raise
-        return self._run_once(request, limit, on_progress)
+        try:
+            return self._run_once(request, limit, on_progress)
+        except WorkerDied:
+            if self._zygote_ended():
+                raise ZygoteGone(getattr(self.zygote, "pid", None)) from None
+            raise
+
+    def _zygote_ended(self) -> bool:
+        """Whether the zygote this worker came from has ended (its workers end with it)."""
+        return not self.zygote.alive()
 
     def _run_once(self, request: dict, limit: float, on_progress) -> tuple[dict, float]:
         spent = self._ensure(limit, on_progress)

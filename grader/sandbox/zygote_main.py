@@ -65,9 +65,10 @@ def self_check(unseen: list[str], tier: str) -> dict:
     return found
 
 
-def enter_worker(config: dict, keep_fds: set[int], workdir: str | None) -> None:
+def enter_worker(config: dict, keep_fds: set[int], workdir: str | None, syscalls=None) -> None:
     """A freshly forked worker, before anything else runs in it: its own process group, its
-    limits, and in the official tiers its unprivileged uid (as root) and syscall filter."""
+    limits, and in the official tiers its unprivileged uid (as root) and syscall filter
+    (`syscalls`: the container tier's, built by the zygote; bubblewrap loads its own)."""
     from grader.sandbox.limits import apply_limits
 
     os.setpgid(0, 0)
@@ -81,10 +82,8 @@ def enter_worker(config: dict, keep_fds: set[int], workdir: str | None) -> None:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-    if config.get("tier") == "container":
-        from grader.sandbox import seccomp
-
-        seccomp.build().load()
+    if syscalls is not None:
+        syscalls.load()
     if workdir:
         os.chdir(workdir)
 
@@ -107,8 +106,11 @@ def _close_fds(keep: set[int]) -> None:
 
 
 def _make_workdir(n: int, uid: int | None) -> str:
-    path = f"/tmp/w{n}"
-    os.mkdir(path, 0o700)
+    """A fresh folder for worker `n`, its uid's: a name of its own (in the container tier /tmp
+    is the machine's, where another slot's zygote, or another run's, makes its workers' too)."""
+    import tempfile
+
+    path = tempfile.mkdtemp(prefix=f"w{n}-", dir="/tmp")
     if uid is not None and os.geteuid() == 0:
         os.chown(path, uid, uid)
     return path
@@ -138,6 +140,14 @@ def zygote_main(sock: socket.socket, config: dict) -> None:
     # What is loaded now lives as long as every worker: their garbage collections never walk it.
     gc.freeze()
     ready = {"ready": os.getpid(), **(self_check(config.get("unseen") or [], tier) if tier != "practice" else {})}
+    import grader.sandbox.sweep as sweep
+
+    config["keep"] = sweep.entries(("/tmp", "/dev/shm")) if tier == "bubblewrap" else frozenset()
+    syscalls = None
+    if tier == "container":  # built here, as root: a worker imports nothing once it has dropped to its uid
+        import grader.sandbox.seccomp as seccomp
+
+        syscalls = seccomp.build()
     send_frame(sock, plaincodec.encode(ready))
     forked = 0
     while True:
@@ -157,7 +167,7 @@ def zygote_main(sock: socket.socket, config: dict) -> None:
             sock.sendall(_reply(number, "swept"))
             continue
         forked += 1
-        pid = _fork_worker(sock, fds, config, forked, status_fds)
+        pid = _fork_worker(sock, fds, config, forked, status_fds, syscalls)
         sock.sendall(_reply(number, pid or 0))
 
 
@@ -167,13 +177,13 @@ def _reply(number: int, value) -> bytes:
 
 
 def _sweep(tier: str, config: dict, reap) -> None:
-    from grader.sandbox import sweep
+    import grader.sandbox.sweep as sweep
 
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     try:
         if tier == "bubblewrap":
             sweep.kill_everything_else(reap=lambda: reap(None, None))
-            sweep.empty(("/tmp", "/dev/shm"))
+            sweep.empty(("/tmp", "/dev/shm"), keep=config["keep"])
         elif tier == "container":
             sweep.kill_uid(config["uid"], reap=lambda: reap(None, None))
             sweep.remove_owned(config["uid"])
@@ -181,7 +191,7 @@ def _sweep(tier: str, config: dict, reap) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
 
 
-def _fork_worker(sock, fds: list[int], config: dict, n: int, status_fds: dict[int, int]) -> int | None:
+def _fork_worker(sock, fds: list[int], config: dict, n: int, status_fds: dict[int, int], syscalls=None) -> int | None:
     """Fork one worker; its pid, or None when the system has no process for it."""
     channel_fd = fds[0]
     dump_fd = fds[1] if len(fds) > 1 else None
@@ -199,7 +209,7 @@ def _fork_worker(sock, fds: list[int], config: dict, n: int, status_fds: dict[in
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
         code = 0
         try:
-            enter_worker(config, {channel_fd, *([dump_fd] if dump_fd is not None else [])}, workdir)
+            enter_worker(config, {channel_fd, *([dump_fd] if dump_fd is not None else [])}, workdir, syscalls)
             from grader.sandbox.worker import serve
 
             serve(socket.socket(fileno=channel_fd), dump_fd=dump_fd)

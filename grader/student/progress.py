@@ -1,11 +1,13 @@
 """The student's progress, kept in `.grade-state.json` in their exercises folder.
 
-`grade exNN` (and `grade watch`) records each attempt (state, points, time); `grade hint`
-records the hint level reached; `grade status` and `grade list` show it:
+`grade exNN` (and `grade watch`) records each attempt (state, points, time) and keeps the
+best one; `grade hint` records the hint level reached; `grade status` and `grade list` show it:
 
-    ex01  训练窗口：输入与右移一位的目标      通过     10/10  2026-11-29 21:20
-    ex02  负对数似然                          未通过    3/8   2026-11-29 21:24
-    ex03  参数预算                            未开始    -/12
+    练习      标题                                                状态      最近一次            最好一次  评分时间
+    [ch05]    第 5 章 从神经网络到语言模型
+      ex01    训练窗口：输入与右移一位的目标                      ✓ 通过       10/10               10/10  11-29 21:20
+      ex02    手算 next-token NLL：稳定 softmax 与带 mask 的平均  ✗ 未通过      3/12  8/12 (11-29 21:02)  11-29 21:24
+      ex03    参数量与显存粗估：12·L·C² 加词表                    · 未开始      -/11                -/11  还没评过
 
 An exercise is 未开始 (not started) until an attempt implements something, 未通过
 (failed) while a check fails, 通过 (passed) when every check passes.
@@ -21,8 +23,6 @@ from pathlib import Path
 
 from grader.model.files import atomic_write
 
-import click
-
 STATE_FILE = ".grade-state.json"
 
 NOT_STARTED, FAILED, PASSED = "not_started", "failed", "passed"
@@ -35,7 +35,7 @@ def load_state(folder: Path) -> dict:
     """The progress record; {} when there is none, or it is not one this kit wrote: a link, a
     FIFO (never opened blocking), a file over `STATE_CAP`, in a folder that is itself a link
     (a submission the grader refuses is not read through, nor written into)."""
-    from grader.cohort.capped import read_capped
+    from grader.model.files import read_capped
 
     if os.path.islink(folder):
         return {}
@@ -57,30 +57,47 @@ def save_state(folder: Path, state: dict) -> None:
 
 
 def record_attempt(folder: Path, results) -> None:
-    """Remember, per exercise, the last attempt's status, points and time."""
+    """Remember, per exercise, the last attempt (status, points, time) and the best one.
+
+    The best is the attempt with the most points, the latest to reach them; it is kept
+    under the last one's `best` key (a record an older kit wrote, without it, is its own best).
+    """
     state = load_state(folder)
     attempts = state.setdefault("exercises", {})
     if not isinstance(attempts, dict):
         attempts = state["exercises"] = {}
     now = time.time()
     for result in results:
-        attempts[result.exercise.id] = {
-            "status": result.status, "score": result.score, "max_score": result.max_score,
-            "time": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)), "at": now,
-        }
+        last = {"status": result.status, "score": result.score, "max_score": result.max_score,
+                "time": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now)), "at": now}
+        best = _best_of(attempts.get(result.exercise.id))
+        if best is None or result.score >= best["score"]:
+            best = dict(last)
+        attempts[result.exercise.id] = {**last, "best": best}
     save_state(folder, state)
+
+
+def _best_of(record) -> dict | None:
+    """The best attempt a record keeps (itself when it has none), or None when it holds no score."""
+    if not isinstance(record, dict):
+        return None
+    best = record.get("best") if isinstance(record.get("best"), dict) else record
+    score = best.get("score")
+    return best if isinstance(score, int) and not isinstance(score, bool) else None
 
 
 @dataclass(frozen=True)
 class Progress:
-    """One exercise's line in `grade status`."""
+    """One exercise's line in `grade status`: its last attempt, and its best."""
 
     exercise: object  # grader.course.Exercise
-    state: str  # not_started | failed | passed
+    state: str  # not_started | failed | passed, of the last attempt
     score: int | None
     max_score: int
     time: str  # "" when never attempted
     changed: bool  # the file was saved after the last attempt
+    best_score: int | None = None  # the most points an attempt got (None: none got any yet)
+    best_time: str = ""  # when, "" when the best is the last attempt
 
     @property
     def done(self) -> bool:
@@ -114,8 +131,13 @@ def progress_of(course, folder: Path) -> list[Progress]:
             except OSError:
                 pass
         score = record.get("score") if isinstance(record, dict) and state != NOT_STARTED else None
-        rows.append(Progress(ex, state, score if isinstance(score, int) else None, ex.points,
-                             str(record.get("time", ""))[:16] if isinstance(record, dict) else "", changed))
+        when = str(record.get("time", ""))[:16] if isinstance(record, dict) else ""
+        best = _best_of(record)
+        best_score = best["score"] if best is not None and state_of(best) != NOT_STARTED else None
+        earlier = best is not None and best is not record and best.get("at") != record.get("at")
+        best_time = str(best.get("time", ""))[:16] if earlier else ""
+        rows.append(Progress(ex, state, score if isinstance(score, int) else None, ex.points, when, changed,
+                             best_score, best_time))
     return rows
 
 
@@ -136,38 +158,46 @@ def label(state: str, lang: str) -> str:
 
 
 def status_lines(course, folder: Path, lang: str, *, color: bool = False, compact: bool = False,
-                 current: str | None = None) -> list[str]:
-    """The progress table: one line per exercise, then a summary line.
+                 current: str | None = None, width: int | None = None) -> list[str]:
+    """The progress table: a header, then per assignment its title and one row per exercise,
+    then a summary line.
 
-    `compact` leaves out the time (for `grade list`, which shows the section instead).
+    `grade status` shows each exercise's state, the points of its last attempt and of its
+    best, and when it was last graded; `compact` (`grade list`) shows the section of the
+    course text instead of the best and the time. `width` is the terminal's: a title or a
+    section too long for it wraps onto the next line (by words, or between two characters:
+    never inside one); None (not a terminal) keeps every row on one line.
     """
-    from grader.model.messages import say, section_text
-    from grader.report.layout import pad
+    import click
+
+    from grader.model.messages import say
+    from grader.report.layout import columns
 
     rows = progress_of(course, folder)
     style = (lambda t, **kw: click.style(t, **kw)) if color else (lambda t, **kw: t)
     colors = {PASSED: "green", FAILED: "red", NOT_STARTED: None}
     marks = {PASSED: "✓", FAILED: "✗", NOT_STARTED: "·"}
-    lines = []
+    heads = ["exercise", "title", "state", "last_points"] + (["section"] if compact else ["best_points", "graded_at"])
+    table = [[style(say(f"status_{h}", lang), bold=True) for h in heads]]
     for assignment in course.assignments:
         mine = [r for r in rows if r.exercise.assignment == assignment.id]
         if not mine:
             continue
-        lines.append(style(f"[{assignment.id}] {assignment.title(lang)}", bold=True))
+        table.append([style(f"[{assignment.id}]", bold=True), style(assignment.title(lang), bold=True)])
         for r in mine:
             ex = r.exercise
-            pointer = "▶ " if ex.id == current else "  "
-            state = style(pad(f"{marks[r.state]} {label(r.state, lang)}", 14), fg=colors[r.state])
-            points = f"{r.score if r.score is not None else '-'}/{r.max_score}"
-            line = f"{pointer}{ex.id}  {pad(_cut(ex.title(lang), 36), 38)}{state}{points:>6}"
+            cells = [("▶ " if ex.id == current else "  ") + ex.id, ex.title(lang),
+                     style(f"{marks[r.state]} {label(r.state, lang)}", fg=colors[r.state]), _points(r.score, r)]
             if compact:
-                line += "  " + _cut(section_text(ex.section, lang), 30)
+                cells.append(ex.section(lang))
             else:
+                best = _points(r.best_score, r) + (f" ({r.best_time[5:]})" if r.best_time else "")
                 when = r.time[5:] if r.time else say("never", lang)  # "11-29 21:26": short enough for 80 columns
                 if r.changed:
                     when += " " + say("changed_since", lang)
-                line += "  " + when
-            lines.append(line)
+                cells += [best, when]
+            table.append(cells)
+    lines = columns(table, width=width, flexible={1, 4} if compact else {1, 5}, right={3} if compact else {3, 4})
     done = sum(1 for r in rows if r.done)
     score = sum(r.score or 0 for r in rows)
     possible = sum(r.max_score for r in rows)
@@ -176,23 +206,13 @@ def status_lines(course, folder: Path, lang: str, *, color: bool = False, compac
     return lines
 
 
+def _points(score: int | None, row: Progress) -> str:
+    return f"{score if score is not None else '-'}/{row.max_score}"
+
+
 def bar(done: int, total: int, width: int = 20) -> str:
     filled = round(width * done / total) if total else 0
     return "█" * filled + "░" * (width - filled)
-
-
-def _cut(text: str, n: int) -> str:
-    from grader.report.layout import width
-
-    if width(text) <= n:
-        return text
-    out = ""
-    for ch in text:
-        if width(out + ch) > n - 1:
-            break
-        out += ch
-    out += "…"
-    return out + "”" if out.count("“") > out.count("”") else out  # a shortened quote still closes
 
 
 def student_folder(submission: Path | None) -> Path:

@@ -2,7 +2,8 @@
 
 `watch_saves(folder, events, stop, on_save=...)` watches the .py files directly in `folder`
 (watchfiles, quiet for 30 ms); `on_save(names)` is called from the watching thread at once,
-so a save can stop a grade still running (see WatchLoop.saved_while_grading).
+so a save of the file being graded can stop that grade, and a save of another exercise's
+file is said to wait for it (see WatchLoop.saved_while_grading).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ STEP_MS = 30  # a save is graded once the folder has been quiet this long
 def watch_saves(folder: Path, events: queue.Queue, stop: threading.Event, on_save=None) -> threading.Thread:
     """A thread putting ("save", {file names}) on `events` whenever a .py file in `folder` changes.
 
-    `on_save(names)` runs in this thread first: it may stop a grade the main thread is running.
+    `on_save(names)` runs in this thread too: it may stop a grade the main thread is running.
     """
     import watchfiles
 

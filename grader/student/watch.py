@@ -6,13 +6,19 @@
 One zygote (torch loaded) serves the whole session, the reference answers are computed
 once and cached across re-grades, and the heap is frozen after the first grade (pytest
 runs a full garbage collection after every session), so a re-grade after a save costs
-the checks themselves: about 0.15 s for a small exercise (bench/bench_watch.py).
+the checks themselves (bench/bench_watch.py measures it).
 
 Saving an exercise file grades that exercise; when it passes, the next exercise not
-passed yet becomes the one watched. Single keys, read from the terminal in cbreak mode
-(termios; works over SSH; no curses): `h` the next hint, `l` the list with progress,
-`n` the next unfinished exercise, `r` re-grade, `q` quit. Ctrl-C quits too; the terminal
-is restored either way. When stdin is not a terminal, only saves are watched.
+passed yet becomes the one watched. A save of the file being graded stops that grade (its
+result would be of the old file) and grades the new one; a save of another exercise's file
+while one is graded (ex12 trains for minutes) waits its turn: the running grade finishes,
+its result is shown and recorded, then the saved exercise is graded below it. Every line
+is wrapped to the terminal's width (grader.report.layout.wrap), never inside a character.
+
+Single keys, read from the terminal in cbreak mode (termios; works over SSH; no curses):
+`h` the next hint of the exercise on screen, `l` the list with progress, `n` the next
+unfinished exercise, `r` re-grade, `q` quit. Ctrl-C quits too; the terminal is restored
+either way. When stdin is not a terminal, only saves are watched.
 """
 
 from __future__ import annotations
@@ -55,21 +61,41 @@ class WatchLoop:
         self.suggested_hint: int | None = None  # the hint level the last diagnosis pointed to
         self.on_graded = None  # a callable(results, seconds), for the benchmark and tests
         self.grading = False  # a grade is running in the main thread
-        self.cancelled = threading.Event()  # set by a save while grading: the grade stops at once
+        self.cancelled = threading.Event()  # set by a save of its file while grading: the grade stops at once
+        self.shown: str | None = None  # the exercise whose result is on screen (`h` gives its hint)
+        self.shown_at = 0.0  # when the last result shown was ready (time.monotonic): saves before it waited
+        self.writing = threading.Lock()  # the file-watching thread writes a line too
 
     # -- output
 
     def echo(self, text: str = "") -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
+        """A line (or several), wrapped to the terminal's width without cutting a character."""
+        from grader.report.layout import wrap
+
+        self.write(wrap(text, self.columns()) + "\n")
+
+    def write(self, text: str) -> None:
+        with self.writing:
+            self.out.write(text)
+            self.out.flush()
+
+    def columns(self) -> int | None:
+        """The terminal's width (None when the output is not a terminal: nothing is wrapped)."""
+        from grader.report.layout import terminal_width
+
+        return terminal_width(self.out) if self.clear else None
 
     def style(self, text: str, **kw) -> str:
         return click.style(text, **kw) if self.color else text
 
-    def header(self) -> None:
+    def header(self, *, below: bool = False) -> None:
+        """The watched exercise's title line; the screen cleared first, unless `below` (a result
+        still unread above, from a grade that ran while this exercise was saved)."""
         ex = self.course.exercise(self.current)
-        if self.clear:
-            self.out.write("\x1b[H\x1b[2J")
+        if self.clear and not below:
+            self.write("\x1b[H\x1b[2J")
+        elif below:
+            self.echo()
         self.echo(self.style(say("watch_header", self.lang, id=ex.id, title=ex.title(self.lang),
                                  file=_relative(self.session.folder / ex.file)), bold=True))
         self.echo(self.style(say("watch_keys" if self.has_keys else "watch_no_keys", self.lang), dim=True))
@@ -77,13 +103,14 @@ class WatchLoop:
 
     # -- actions
 
-    def grade(self, exercise_id: str) -> None:
+    def grade(self, exercise_id: str, *, below: bool = False) -> None:
+        """Grade, show and record one exercise; `below`: under the result on screen (see header)."""
         from grader.student.progress import next_unfinished, progress_of
 
         self.current = exercise_id
         self.announced = False
         self.suggested_hint = None
-        self.header()
+        self.header(below=below)
         self.echo(self.style(say("watch_grading", self.lang, id=exercise_id), dim=True))
         started = time.monotonic()
         self.cancelled.clear()
@@ -100,22 +127,24 @@ class WatchLoop:
             if self.session.zygote is not None and not self.session.zygote_alive():
                 detail += " (zygote gone: restart grade watch)"
             self.echo(self.style(say("watch_error", self.lang, detail=detail), fg="red"))
+            self.shown_at = time.monotonic()
             return
         finally:
             self.grading = False
         if results is None or self.cancelled.is_set():
-            # a save came while grading: the results are of the old file; the save is next in the queue
-            self.out.write("\r\x1b[K")
+            # its file was saved again while grading: the results are of the old file; the save is next in the queue
+            self.write("\r\x1b[K")
             self.echo(self.style(say("watch_cancelled", self.lang), dim=True))
             return
-        seconds = time.monotonic() - started
+        self.shown, self.shown_at = exercise_id, time.monotonic()
+        seconds = self.shown_at - started
         levels = [c.finding.diagnosis.get("hint") for r in results for c in r.checks
                   if c.finding is not None and c.finding.diagnosis and c.finding.diagnosis.get("hint")]
         self.suggested_hint = min(levels) if levels else None
-        if self.clear:
+        if self.clear and not below:
             self.header()
         else:
-            self.out.write("\n")
+            self.write("\r\x1b[K\n" if self.clear else "\n")
         self.echo(self.session.render(results, color=self.color))
         self.echo()
         self.echo(self.style(say("watch_took", self.lang, seconds=f"{seconds:.2f}", time=time.strftime("%H:%M:%S")),
@@ -135,10 +164,17 @@ class WatchLoop:
             self.on_graded(results, seconds)
 
     def saved_while_grading(self, names) -> None:
-        """From the file-watching thread: a save while a grade runs stops that grade now."""
-        if self.grading:
+        """From the file-watching thread: a save of the file being graded stops that grade now;
+        another exercise's save is said to wait for it (the main loop grades it next)."""
+        if not self.grading:
+            return
+        saved = self.exercises_of(names)
+        if self.current in saved:
             self.cancelled.set()
             self.session.interrupt()
+        elif saved:
+            self.write("\r\x1b[K")
+            self.echo(self.style(say("watch_queued", self.lang, ids=", ".join(saved), current=self.current), dim=True))
 
     def progress(self, event: str, item, result=None) -> None:
         """Check by check, and within a long call (ex12 trains for a while) a bar."""
@@ -154,26 +190,36 @@ class WatchLoop:
 
             if event == "start":
                 self._title = title_from_doc(getattr(item.function, "__doc__", None), item.name)(self.lang)
-                self.out.write(f"\r\x1b[K  … {self._title}")
+                self.write("\r\x1b[K" + self._one_row(f"  … {self._title}"))
             elif event == "call" and isinstance(result, tuple) and len(result) == 2 and result[1]:
                 done, total = result
-                self.out.write(f"\r\x1b[K  … {getattr(self, '_title', '')}  {bar(done, total, 20)} {done}/{total}")
+                count = f"  {bar(done, total, 20)} {done}/{total}"
+                self.write("\r\x1b[K" + self._one_row(f"  … {getattr(self, '_title', '')}", keep=count))
             elif event == "done" and result is not None:
                 title = result.title(self.lang)
                 mark = self.style("✓", fg="green") if result.passed else self.style("✗", fg="red")
-                self.out.write(f"\r\x1b[K  {mark} {title}\n")
-            self.out.flush()
+                self.write("\r\x1b[K")
+                self.echo(f"  {mark} {title}")
         except Exception:  # noqa: BLE001 - progress is a courtesy; never break a grade
             pass
 
-    def hint(self) -> None:
-        """The next hint level; first, the level the last diagnosis pointed to, if not seen yet."""
-        from grader.student.hints import level_seen, next_hint
+    def _one_row(self, text: str, keep: str = "") -> str:
+        """`text` + `keep` on one row of the terminal, `text` clipped (never inside a character):
+        a line the terminal wrapped would stay behind when the next one is drawn over it."""
+        import wcwidth
 
-        ex = self.course.exercise(self.current)
+        room = (self.columns() or 10_000) - 1 - wcwidth.width(keep)
+        return (wcwidth.clip(text, 0, room) if wcwidth.width(text) > room else text) + keep
+
+    def hint(self) -> None:
+        """The next hint level of the exercise on screen (after a pass, the one that passed, not the
+        one announced next); first, the level the last diagnosis pointed to, if not seen yet."""
+        from grader.student.hints import ladder, level_seen, next_hint
+
+        ex = self.course.exercise(self.shown or self.current)
         level = None
         if self.suggested_hint and self.suggested_hint > level_seen(ex, self.session.folder):
-            level = min(self.suggested_hint, len(ex.hints))
+            level = min(self.suggested_hint, len(ladder(ex)))
             self.suggested_hint = None
         self.echo()
         self.echo(next_hint(ex, self.lang, level=level, state_dir=self.session.folder))
@@ -183,7 +229,7 @@ class WatchLoop:
 
         self.echo()
         self.echo("\n".join(status_lines(self.course, self.session.folder, self.lang, color=self.color,
-                                         current=self.current)))
+                                         current=self.current, width=self.columns())))
 
     def next_exercise(self) -> None:
         from grader.student.progress import next_unfinished, progress_of
@@ -197,13 +243,15 @@ class WatchLoop:
         else:
             self.grade(following)
 
-    def exercise_of(self, names: set[str]) -> str:
-        """The exercise a save belongs to: the watched one if its file was saved, else the saved one."""
+    def exercises_of(self, names: set[str]) -> list[str]:
+        """The exercises saves belong to, each once: the watched one first if its file was saved,
+        or a file that is no exercise's (a helper it may import), then the others in course order."""
         by_file = {ex.file: ex.id for ex in self.course.exercises}
-        saved = [by_file[n] for n in sorted(names) if n in by_file]
-        if self.current in saved or not saved:
-            return self.current  # a helper file the exercise may import: grade the current one
-        return saved[-1]
+        saved = {by_file[n] for n in names if n in by_file}
+        if any(n not in by_file for n in names):
+            saved.add(self.current)
+        order = [self.current] + [ex.id for ex in self.course.exercises if ex.id != self.current]
+        return [e for e in order if e in saved]
 
     # -- the loop
 
@@ -233,16 +281,18 @@ class WatchLoop:
                     except queue.Empty:
                         break
                 saved: set[str] = set()
+                waited = False  # a save made while a grade ran: its result is on screen, unread
                 for ev in pending:
                     if ev[0] == "save":
                         saved |= ev[1]
+                        waited = waited or ev[2] <= self.shown_at
                     elif ev[0] == "error":
                         self.echo(self.style(say("watch_error", self.lang, detail=ev[1]), fg="red"))
                     elif ev[0] == "key":
                         if self.key(ev[1]) == "quit":
                             return
-                if saved:
-                    self.grade(self.exercise_of(saved))
+                for n, exercise_id in enumerate(self.exercises_of(saved)):
+                    self.grade(exercise_id, below=waited or n > 0)
         except KeyboardInterrupt:
             return
         finally:

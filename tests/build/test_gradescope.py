@@ -5,14 +5,17 @@ does (`source/` = the unzipped bundle, `submission/`, `results/`), with `venv/` 
 this machine's environment instead of what setup.sh would install, and runs the bundle's own
 `run_autograder` with AUTOGRADER_ROOT there. Uploads: the exercises inside a folder, a zip
 of a repository together with an attack that writes results/results.json itself and prints
-fake JSON.
-Each time results.json must be the kit's, shaped as Gradescope's specification says.
+fake JSON; two uploads that differ only in what a hidden check decides.
+Each time results.json must be the kit's, shaped as Gradescope's specification says, in the
+bundle's language (Chinese here), with nothing a hidden check decided in what a student
+always sees.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,8 +32,9 @@ COURSE_ORDER = ["ex01", "ex02", "ex03", "ex04", "ex05", "ex06", "ex07", "ex08", 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
-    proc = subprocess.run([str(VENV / "bin" / "grade"), "gradescope", str(out), "--hidden-visibility", "hidden"],
-                          capture_output=True, text=True, timeout=120, cwd=out.parent)
+    proc = subprocess.run([str(VENV / "bin" / "grade"), "--lang", "zh", "gradescope", str(out),
+                           "--hidden-visibility", "after_due_date"], capture_output=True, text=True, timeout=120,
+                          cwd=out.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
 
@@ -49,7 +53,7 @@ def _autograder(bundle: Path, tmp_path: Path) -> Path:
 
 
 def _run(root: Path) -> dict:
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHONPATH": ""}
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHONPATH": str(ROOT)}  # this kit, as setup.sh installs it
     proc = subprocess.run([str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
                           timeout=600, cwd="/")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -67,7 +71,7 @@ def _check_spec(data: dict) -> None:
     for test in data["tests"]:
         assert {"name", "number", "score", "max_score", "status", "output", "visibility"} <= set(test), test
         assert test["status"] in ("passed", "failed") and 0 <= test["score"] <= test["max_score"]
-        assert test["visibility"] in ("visible", "hidden")  # the bundle was built with --hidden-visibility hidden
+        assert test["visibility"] in ("visible", "after_due_date")  # built with --hidden-visibility after_due_date
         numbers.append(test["number"])
     assert numbers == sorted(numbers) and len(numbers) == len(set(numbers)), numbers  # ex09.10 after ex09.02
     exercises = list(dict.fromkeys(n.split(".")[0] for n in numbers))
@@ -171,4 +175,52 @@ def test_a_damaged_zip_member_is_said_and_the_rest_graded(bundle, tmp_path):
     result = _run(root)
     scores = _by_exercise(result)
     assert scores["ex07"][0] == scores["ex07"][1] > 0 and scores["ex01"][0] == scores["ex03"][0] == 0
-    assert "could not be read" in result["output"] and "ex01_windows.py" in result["output"]
+    assert "读不出来" in result["output"] and "ex01_windows.py" in result["output"]
+
+
+CJK = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")  # Chinese, its punctuation too
+
+
+def test_the_summary_students_always_see_holds_nothing_a_hidden_check_decided(bundle, tmp_path):
+    """Two uploads: the reference ex01 and ex07, and the same with ex01's `count_targets` wrong
+    (hidden checks only). What a student sees before the hidden tests are shown (the top-level
+    output, the visible tests) is the same for both; the scores Gradescope keeps differ. Every
+    line of that output is in the bundle's language."""
+    runs = []
+    for name, ex01 in (("right", _solution("ex01_windows.py")),
+                       ("wrong", _solution("ex01_windows.py") + b"\n\ndef count_targets(*args, **kwargs):\n    return -1\n")):
+        root = _autograder(bundle, tmp_path / name)
+        (root / "submission" / "ex01_windows.py").write_bytes(ex01)
+        (root / "submission" / "ex07_split.py").write_bytes(_solution("ex07_split.py"))
+        runs.append(_run(root))
+    right, wrong = runs
+    assert right["score"] == wrong["score"] + 1  # test_count_targets: 1 point, hidden
+    assert right["output"] == wrong["output"], (right["output"], wrong["output"])
+
+    def seen(data):
+        return [(t["number"], t["name"], t["score"], t["status"], t["output"]) for t in data["tests"]
+                if t["visibility"] == "visible"]
+
+    assert seen(right) == seen(wrong) and seen(right)
+    hidden = {t["number"]: t["status"] for t in wrong["tests"] if t["visibility"] != "visible"}
+    assert "failed" in hidden.values() and all(t["visibility"] == "after_due_date" for t in wrong["tests"]
+                                                if t["number"] in hidden)
+    # ex01 is 10 points; its public checks give 3 of them: no 9 or 10 out of 10, no total
+    ex01 = next(line for line in wrong["output"].splitlines() if line.startswith("ex01"))
+    assert "3/3" in ex01 and "/10" not in ex01 and "7 分" in ex01 and "截止日期后" in ex01, ex01
+    assert f"{wrong['score']}/" not in wrong["output"] and f"{right['score']}/" not in right["output"]
+    for line in wrong["output"].splitlines():
+        assert not line.strip() or CJK.search(line), line  # the bundle's language: Chinese
+
+
+def test_gradescopes_hidden_is_not_offered_for_tests_with_points(tmp_path):
+    """Gradescope's `hidden` (never shown; the student's total hidden too) is for tests without
+    points: every hidden check has points, so neither the bundle nor `grade all` takes it."""
+    grade = str(VENV / "bin" / "grade")
+    for command in (["gradescope", str(tmp_path / "autograder.zip")],
+                    ["all", "--submission", str(tmp_path), "--format", "gradescope"]):
+        proc = subprocess.run([grade, "--lang", "en", *command, "--hidden-visibility", "hidden"],
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert "after_due_date" in proc.stderr
+    assert not (tmp_path / "autograder.zip").exists()

@@ -9,8 +9,10 @@ in notebooks made from those versions:
   (after the instructor grades ex04's written answer through nbgrader's gradebook, as
   formgrader does);
 - `stubs` (chapter 5): the notebook as released: zero;
-- `wrong` (chapter 5): solved, but ex01's functions all return wrong (and long) answers:
-  exactly ex01's points lost, and the printed reports wrapped;
+- `wrong` (chapter 5): solved, but ex01's functions all return wrong (and long) answers, and
+  `count_targets` (hidden checks only) prints its inputs: exactly ex01's points lost, the
+  printed reports wrapped, and the feedback page shows the hidden checks as the command
+  line's student view does (no input, value, printed output, traceback or path);
 - `cheater` (chapter 5): the stubs, with an answer cell that rebinds `run_check`: nbgrader's
   own autograde gives it every automatic point, `grade batch --nbgrader-db` the honest zero;
 - `raising` (bigram): solved, but ex08's answer cell raises before defining anything: exactly
@@ -143,7 +145,10 @@ def solution_sources(source_nb) -> dict[str, str]:
     return out
 
 
-WRONG_EX01 = '''def shift_pairs(tokens):
+WRONG_EX01 = '''import sys
+
+
+def shift_pairs(tokens):
     """Wrong on purpose, and long: the printed reports must wrap."""
     return [-1] * 120, [-2] * 120
 
@@ -153,6 +158,8 @@ def make_windows(tokens, block_size, stride=1):
 
 
 def count_targets(n_tokens, block_size, stride=1):
+    print("HAR" + "VEST", n_tokens, block_size, stride)  # a hidden check's inputs, printed
+    print("HAR" + "VEST", n_tokens, block_size, stride, file=sys.stderr)
     return -1
 '''
 
@@ -356,6 +363,45 @@ def test_feedback_index_names_the_checks(autograded):
     possible = sum(meta(c)["points"] for c in graded_cells)
     written = sum(meta(c)["points"] for c in graded_cells if c.cell_type == "markdown")  # ex04, graded by hand
     assert f"(Score: {float(possible - written)} / {float(possible)})" in page  # every automatic point
+
+
+def _page_text(page: str) -> str:
+    """The feedback page's text with no tags and no white space (a wrapped line joins up)."""
+    return re.sub(r"\s+", "", html.unescape(re.sub(r"<[^>]+>", "", page)))
+
+
+def test_feedback_shows_hidden_checks_as_their_students_view(autograded, course):
+    """What `nbgrader generate_feedback` hands a student with failing hidden checks: pass or
+    fail, points, shapes and the diagnosis, as `grade`'s student view; none of the inputs, the
+    expected values, the instructor's reasons with values, what the code printed, a traceback's
+    frames or a path on the instructor's machine."""
+    from grader.notebook import check_result
+    from grader.report.student_view import call_name, student_check
+
+    folder = autograded["folder"]
+    page = (folder / "feedback" / "wrong" / "ch05" / "ch05.html").read_text(encoding="utf-8")
+    text = _page_text(page)
+    wrong = {}
+    exec(compile(WRONG_EX01, "wrong_ex01", "exec"), wrong)
+    hidden = [c for c in _test_cells(autograded["source"]["ch05"]) if "BEGIN HIDDEN TESTS" in c.source
+              and meta(c)["grade_id"].startswith("ex01_")]
+    assert len(hidden) >= 5
+    for cell in hidden:  # the instructor's view of the same failure holds inputs and values
+        full = check_result("ex01", cell.metadata["gpt_course"]["check"], wrong, lang="en")
+        assert not full.passed and full.finding.label != call_name(full.finding.label), full.finding
+        shown = student_check(full).finding
+        for secret in {full.finding.label, full.finding.en, full.finding.expected} - {shown.expected, shown.en, None}:
+            squashed = re.sub(r"\s+", "", secret)
+            assert len(squashed) < 4 or squashed not in text, (cell.metadata["gpt_course"]["check"], secret)
+        assert full.finding.label.split("(")[0] in text  # the function's name stays
+    assert "count_targets(5,3)" not in text and "HARVEST" not in text
+    for where in (str(ROOT), sys.prefix, "site-packages", "notebook.py", "Traceback (most recent call last)"):
+        assert where.replace(" ", "") not in text, where
+    # each hidden cell's error is its one line, in the autograded notebook the page is made from
+    graded = nbformat.read(folder / "autograded" / "wrong" / "ch05" / "ch05.ipynb", as_version=4)
+    errors = [o for c in _test_cells(graded) if "BEGIN HIDDEN TESTS" in c.source for o in c.outputs
+              if o.output_type == "error"]
+    assert len(errors) >= len(hidden) and all(len(o.traceback) == 1 for o in errors), errors[0].traceback
 
 
 def test_wrap_line_keeps_every_piece_within_the_width():

@@ -7,8 +7,13 @@ check passes) and on a wrong one (it fails, and the known mistake is still named
 the mistakes' code is not shipped). The leak search is written here on its own, the way
 someone hunting for answers would: every string and bytes blob of every file decoded
 (base64, base85, ascii85, hex; zlib, gzip, bz2, lzma; the recorded answers read), every
-bytecode file disassembled into code objects, and each solution function's body looked for
-in all of it; a planted, sealed copy of a solution proves the search finds one. One test
+bytecode file disassembled into code objects, and each solution function's body, each of its
+lines that the course does not give (not in a stub nor in course.toml's hints) and each hand
+answer (ANSWER_PARAMS and the like, in any way they are written, or in the recorded data)
+looked for in all of it; a planted, sealed copy of a solution, a single line of one, and the
+hand answers written out prove the searches find them, and a kit whose probe carries a
+solution line is refused by `grade release` itself. The release still grades the hand
+answers (sealed): right ones pass, wrong ones fail without the value. One test
 installs a copy of the release into a fresh virtual environment with a plain
 `pip install --no-index .` (build isolation on, no pip configuration, no network).
 """
@@ -136,15 +141,22 @@ def _decoded(data: bytes, depth: int = 3) -> list[bytes]:
     return found
 
 
-def _blobs_of(path: Path) -> list[bytes]:
+def _blobs_of(path: Path, data_seen: list | None = None) -> list[bytes]:
     """A file's bytes; for Python, every str/bytes constant and each module's constants joined;
-    for the recorded answers, every string inside them."""
+    for the recorded answers, every string inside them (and, into `data_seen`, the data)."""
     data = path.read_bytes()
     blobs = [data]
     if path.suffix == ".py":
+        tree = ast.parse(data)
         consts = [n.value if isinstance(n.value, bytes) else n.value.encode()
-                  for n in ast.walk(ast.parse(data)) if isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes))]
+                  for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes))]
         blobs += consts + [b"".join(consts)]
+        for node in ast.walk(tree):  # a dict written out is data too
+            if isinstance(node, ast.Dict) and data_seen is not None:
+                try:
+                    data_seen.append(ast.literal_eval(node))
+                except ValueError:
+                    pass
     out = []
     for blob in blobs:
         for decoded in _decoded(blob):
@@ -155,6 +167,8 @@ def _blobs_of(path: Path) -> list[bytes]:
                 value = wire.decode(decoded)
             except Exception:
                 continue
+            if data_seen is not None:
+                data_seen.append(value)
             stack = [value]
             while stack:
                 v = stack.pop()
@@ -165,6 +179,75 @@ def _blobs_of(path: Path) -> list[bytes]:
                 elif isinstance(v, (list, tuple)):
                     stack += list(v)
     return out
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def given_text(course) -> list[str]:
+    """What the course gives students on purpose: the stubs' text and course.toml (the hints)."""
+    paths = sorted(course.exercises_dir.glob("*.py")) + [course.root / "course.toml"]
+    return [_squash(p.read_text(encoding="utf-8")) for p in paths]
+
+
+def solution_lines(course) -> dict[str, str]:
+    """Each line of a solution body, white space removed, long enough (24) to be an answer and
+    not given by the course: the line -> where it is from."""
+    given = given_text(course)
+    return {_squash(line): where for where, lines in solution_bodies(course) for line in lines
+            if len(_squash(line)) >= 24 and not any(_squash(line) in text for text in given)}
+
+
+def hand_values(course) -> dict[str, object]:
+    """The values solutions/ gives the constants a stub leaves NotImplemented (not prose)."""
+    found = {}
+    for ex in course.exercises:
+        stub = ast.parse((course.exercises_dir / ex.file).read_text(encoding="utf-8"))
+        asked = {t.id for n in stub.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+                 and n.value.id == "NotImplemented" for t in n.targets}
+        for node in ast.parse((course.solutions_dir / ex.file).read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) in asked:
+                value = ast.literal_eval(node.value)
+                if not isinstance(value, str):
+                    found[node.targets[0].id] = value
+    return found
+
+
+def hand_written(text: str, values: dict) -> list[str]:
+    """The hand answers written in a text: an int as digits (with , _ or no separators), a
+    decimal within 0.005 of a hand float."""
+    found = []
+    for name, value in values.items():
+        if isinstance(value, int) and re.search("|".join(re.escape(f) for f in (str(value), f"{value:,}", f"{value:_}")), text):
+            found.append(name)
+        if isinstance(value, float) and any(abs(float(t) - value) <= 0.005 for t in re.findall(r"\d+\.\d{2,}", text)):
+            found.append(name)
+    return found
+
+
+def hand_in_data(value, values: dict) -> list[str]:
+    """The hand answers in decoded data: an int or a float as above, or a dict with all the
+    entries of a hand dict but one (lists read as tuples)."""
+    def plain(v):
+        return tuple(plain(x) for x in v) if isinstance(v, (list, tuple)) else v
+
+    found, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        for name, want in values.items():
+            if isinstance(want, dict) and isinstance(v, dict):
+                if sum(1 for k, w in want.items() if k in v and plain(v[k]) == plain(w)) >= len(want) - 1:
+                    found.append(name)
+            elif type(want) is int and type(v) is int and v == want:
+                found.append(name)
+            elif type(want) is float and type(v) in (int, float) and abs(v - want) <= 0.005:
+                found.append(name)
+        if isinstance(v, dict):
+            stack += list(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack += list(v)
+    return found
 
 
 def _norm(text: str) -> str:
@@ -192,6 +275,8 @@ def hunt(course, root: Path) -> list[str]:
     import marshal
 
     bodies = solution_bodies(course)
+    lines = solution_lines(course)
+    values = hand_values(course)
     codes = _solution_code(course)
     found = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -204,16 +289,23 @@ def hunt(course, root: Path) -> list[str]:
                 stack += [k for k in c.co_consts if hasattr(k, "co_code")]
                 found += [f"{rel}: bytecode of {w}" for w, b in codes.items() if c.co_code == b]
             continue
-        for blob in _blobs_of(path):
+        data: list = []
+        for blob in _blobs_of(path, data):
             found += [f"{rel}: bytecode of {w}" for w, b in codes.items() if b in blob]
-            text = _norm(blob.decode("utf-8", "replace"))
-            found += [f"{rel}: {where}" for where, lines in bodies if "\n" + "\n".join(lines) + "\n" in text]
+            raw = blob.decode("utf-8", "replace")
+            text = _norm(raw)
+            found += [f"{rel}: {where}" for where, body in bodies if "\n" + "\n".join(body) + "\n" in text]
+            flat = _squash(raw)
+            found += [f"{rel}: a line of {where}" for line, where in lines.items() if line in flat]
+            found += [f"{rel}: hand answer {name}" for name in hand_written(raw, values)]
+        found += [f"{rel}: hand answer {name} in data" for value in data for name in hand_in_data(value, values)]
     return sorted(set(found))
 
 
 def test_no_solution_source(release, course):
-    """No solution body in the release, as text, in a decoded or decompressed blob, in the
-    recorded answers, or as bytecode; the build's own search agrees."""
+    """No solution body, no line of one the course does not give, and no hand answer in the
+    release, as text, in a decoded or decompressed blob, in the recorded answers, or as
+    bytecode; the build's own search agrees."""
     bodies = solution_bodies(course)
     assert len(bodies) >= len(course.exercises)
     assert hunt(course, release) == []
@@ -241,6 +333,102 @@ def test_the_hunt_finds_hidden_answers(release, course, tmp_path):
     for name in ("plain", "sealed", "lzma", "pyc"):
         assert any("get_batch" in leak for leak in hunt(course, planted / name)), name
         assert any("ex08_get_batch.py:get_batch" in leak for leak in find_solution_leaks(course, planted / name)), name
+
+
+OLD_EX08_PROBE = '''
+
+def pairs_from_batch(mod, data, block_size, batch_size, seed):
+    g = torch.Generator().manual_seed(seed)
+    ix = torch.randint(len(data) - block_size, (batch_size,), generator=g)  # (B,)
+    x = torch.stack([data[i : i + block_size] for i in ix])  # (B, T)
+    y = torch.stack([data[i + 1 : i + block_size + 1] for i in ix])  # (B, T)
+    return [mod.context_target_pairs(x[b], y[b]) for b in range(batch_size)]
+'''
+
+
+def test_one_line_of_a_solution_or_a_hand_answer_is_found(release, course, tmp_path):
+    """A probe that builds a "reference-style batch" with get_batch's own stack lines (what
+    the release's probes/ex08.py did), and the hand answers written out or inside data, are
+    found by both searches; the course's own hints (course.toml) and stubs are not."""
+    import grader.sandbox.wire as wire
+
+    values = hand_values(course)
+    assert set(values) == {"ANSWER_PARAMS", "ANSWER_FP16_BYTES", "HAND_NLL_LABEL_A", "SHAPE_ANSWERS"}
+    planted = tmp_path / "planted"
+    (planted / "probes").mkdir(parents=True)
+    probe = (release / "grader" / "probes" / "ex08.py").read_text(encoding="utf-8")
+    (planted / "probes" / "ex08.py").write_text(probe + OLD_EX08_PROBE, encoding="utf-8")
+    (planted / "notes.md").write_text(f"ANSWER_PARAMS is {values['ANSWER_PARAMS']:,}; the NLL is "
+                                      f"{values['HAND_NLL_LABEL_A']:.2f}\n", encoding="utf-8")
+    (planted / "shapes.py").write_text(f"SHAPES = {dict(values['SHAPE_ANSWERS'])!r}\n", encoding="utf-8")
+    (planted / "data.bin").write_bytes(zlib.compress(wire.encode({"x": [values["ANSWER_FP16_BYTES"]]})))
+    hunted, searched = hunt(course, planted), find_solution_leaks(course, planted)
+    for found in (hunted, searched):
+        text = "\n".join(found)
+        assert "probes/ex08.py" in text and "ex08_get_batch.py:get_batch" in text, found
+        for name, where in (("ANSWER_PARAMS", "notes.md"), ("HAND_NLL_LABEL_A", "notes.md"),
+                            ("SHAPE_ANSWERS", "shapes.py"), ("ANSWER_FP16_BYTES", "data.bin")):
+            assert any(where in leak and name in leak for leak in found), (name, found)
+    clean = tmp_path / "clean"
+    shutil.copytree(release / "grader" / "probes", clean / "probes")
+    shutil.copy2(course.root / "course.toml", clean / "course.toml")
+    assert hunt(course, clean) == [] and find_solution_leaks(course, clean) == []
+
+
+@pytest.fixture(scope="module")
+def leaky_kit(course, tmp_path_factory) -> Path:
+    """A copy of the kit whose probes/ex08.py carries get_batch's stack lines again."""
+    kit = tmp_path_factory.mktemp("leaky") / "kit"
+    for name in ("grader", "exercises", "solutions", "datasets"):
+        shutil.copytree(course.root / name, kit / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("course.toml", "pyproject.toml"):
+        shutil.copy2(course.root / name, kit / name)
+    probe = kit / "grader" / "probes" / "ex08.py"
+    probe.write_text(probe.read_text(encoding="utf-8") + OLD_EX08_PROBE, encoding="utf-8")
+    return kit
+
+
+def test_grade_release_refuses_a_kit_whose_probe_holds_a_solution_line(leaky_kit, tmp_path):
+    """`grade release` itself stops (before recording anything) and leaves no release."""
+    out = tmp_path / "release"
+    proc = subprocess.run([sys.executable, "-m", "grader", "release", str(out)], cwd=leaky_kit, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(leaky_kit), "GRADE_LANG": "en"},
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "grader/probes/ex08.py contains a line of solutions/ex08_get_batch.py:get_batch" in proc.stderr, proc.stderr
+    assert "recording" not in proc.stdout and not out.exists()
+
+
+def test_the_release_grades_hand_answers_it_does_not_hold(release, course, tmp_path):
+    """Wrong hand answers (ANSWER_PARAMS counted tied, HAND_NLL_LABEL_A off by 0.01,
+    SHAPE_ANSWERS' hidden width and n_valid wrong) fail in the release, the known mistake is
+    still named, and the report shows none of the right values; right ones pass (the test
+    above: a correct submission scores everything)."""
+    values = hand_values(course)
+    submission = tmp_path / "hand"
+    shutil.copytree(course.solutions_dir, submission)
+    edits = {"ex03_param_budget.py": (f"ANSWER_PARAMS = {values['ANSWER_PARAMS']:_}",
+                                      f"ANSWER_PARAMS = {values['ANSWER_PARAMS'] // 2:_}"),
+             "ex02_nll.py": (f"HAND_NLL_LABEL_A = {values['HAND_NLL_LABEL_A']}",
+                             f"HAND_NLL_LABEL_A = {values['HAND_NLL_LABEL_A'] + 0.01:.4f}")}
+    for name, (old, new) in edits.items():
+        text = (submission / name).read_text(encoding="utf-8")
+        assert old in text, (name, old)
+        (submission / name).write_text(text.replace(old, new), encoding="utf-8")
+    shapes = dict(values["SHAPE_ANSWERS"], hidden=(2, 4, 9), n_valid=values["SHAPE_ANSWERS"]["n_valid"] + 1)
+    with open(submission / "ex05_tinygpt_loss.py", "a", encoding="utf-8") as f:
+        f.write(f"\n\nSHAPE_ANSWERS = {shapes!r}\n")
+    proc = run_grade(release, "all", "--submission", str(submission), "--format", "json")
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    checks = {(e["id"], c["name"]): c for e in report["exercises"] for c in e["checks"]}
+    for key in (("ex02", "test_hand_nll_label_a"), ("ex03", "test_answer_params"), ("ex05", "test_shape_answers")):
+        assert checks[key]["score"] == 0, checks[key]
+    assert checks[("ex03", "test_answer_params")]["diagnosis"] == "tied_untied_swapped"
+    assert checks[("ex03", "test_answer_fp16_bytes")]["score"] > 0  # right, though sealed
+    assert checks[("ex05", "test_trace_shapes_course_setting")]["score"] > 0
+    text = run_grade(release, "all", "--submission", str(submission)).stdout
+    assert "The right value is not shown" in text and hand_written(text, values) == [], text[-3000:]
 
 
 def test_answers_are_not_readable_text(release, course):

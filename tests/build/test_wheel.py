@@ -69,6 +69,7 @@ def _offline(**extra) -> dict:
 @pytest.fixture(scope="session")
 def venv(wheel, tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("venv")
+    venv.chmod(0o755)  # pytest's folders are their owner's alone; the official tier's workers run as another uid
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],

@@ -98,41 +98,81 @@ def test_resume_after_kill9_is_identical(course, tmp_path):
         assert (out / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
 
 
-def test_the_zygote_killed_from_outside_costs_no_student_a_point(course, tmp_path):
-    """kill -9 of the zygote (or the OOM killer's): the batch stops, exit 3, saying why; no
-    student it held is scored (their workers died with it); a rerun gives the uninterrupted
-    gradebook. Before, it went on and gave everyone after it 0, with exit 0."""
-    from tests.sandbox.test_killed_from_outside import zygote_of
-
-    folder = cohort(tmp_path / "cohort", 6, slow=0.4)
-    full = batch(course, folder, tmp_path / "full", "-j", "2", "--lang", "en")
+@pytest.fixture(scope="module")
+def uninterrupted(course, tmp_path_factory):
+    """Six students (each import 0.4 s) graded without interruption: what every run must give."""
+    tmp = tmp_path_factory.mktemp("uninterrupted")
+    folder = cohort(tmp / "cohort", 6, slow=0.4)
+    full = batch(course, folder, tmp / "full", "-j", "2", "--lang", "en")
     assert full.returncode == 0, full.stderr
+    return folder, tmp / "full"
 
-    out = tmp_path / "killed"
+
+def _start_batch(course, folder, out) -> subprocess.Popen:
     cmd = GRADE + ["--course", str(course), "--lang", "en", "batch", str(folder), "--out", str(out),
                    "--no-progress", "-j", "2"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _saved(out, at_least: int) -> None:
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and len(list((out / "students").glob("*.json"))) < at_least:
+        time.sleep(0.05)
+
+
+def test_a_sandbox_killed_from_outside_costs_no_student_a_point(course, uninterrupted, tmp_path):
+    """kill -9 of a judge slot's sandbox (bwrap, its zygote, the worker grading then): that
+    worker's call is made again from a sandbox started anew, the batch goes on, and its gradebook
+    is the uninterrupted one."""
+    from tests.sandbox.test_killed_from_outside import busy_sandbox
+
+    folder, full = uninterrupted
+    out = tmp_path / "killed"
+    proc = _start_batch(course, folder, out)
     try:
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline and len(list((out / "students").glob("*.json"))) < 2:
-            time.sleep(0.05)
-        os.kill(zygote_of(proc.pid), signal.SIGKILL)
+        _saved(out, 2)
+        os.kill(busy_sandbox(proc.pid), signal.SIGKILL)
         _, err = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    for name in ("grades.csv", "results.json"):
+        assert (out / name).read_bytes() == (full / name).read_bytes()
+
+
+def test_sandboxes_that_cannot_be_kept_stop_the_batch_and_charge_no_one(course, uninterrupted, tmp_path):
+    """Every sandbox killed as soon as it starts: the batch stops, exit 3, saying why; no
+    student it held is scored; a rerun gives the uninterrupted gradebook."""
+    import threading
+
+    from tests.sandbox.test_killed_from_outside import busy_sandbox, keep_killing
+
+    folder, full = uninterrupted
+    out = tmp_path / "killed"
+    proc = _start_batch(course, folder, out)
+    stop = threading.Event()
+    try:
+        _saved(out, 2)
+        busy_sandbox(proc.pid)
+        keep_killing(proc.pid, stop)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        stop.set()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
     assert proc.returncode == 3, err
-    assert "killed from outside" in err and "Traceback" not in err
+    assert "could not be started again" in err and "Traceback" not in err, err
     assert not (out / "grades.csv").exists()
     saved = sorted((out / "students").glob("*.json"))
     assert 2 <= len(saved) < 6, "the kill came too late to test"
     for state in saved:  # each student saved was graded before the kill, as in the full run
-        assert state.read_bytes() == (tmp_path / "full" / "students" / state.name).read_bytes()
+        assert state.read_bytes() == (full / "students" / state.name).read_bytes()
 
     rerun = batch(course, folder, out, "-j", "2", "--lang", "en")
     assert rerun.returncode == 0, rerun.stderr
     for name in ("grades.csv", "results.json"):
-        assert (out / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
+        assert (out / name).read_bytes() == (full / name).read_bytes()
 
 
 def test_changed_submission_is_regraded(course, tmp_path):

@@ -154,15 +154,3 @@ def test_the_kits_course_toml_is_valid():
     data = tomllib.loads((KIT / "course.toml").read_text(encoding="utf-8"))
     course = parse_course(data, KIT, check_files=False)
     assert all(isinstance(e.points, int) and not isinstance(e.points, bool) for e in course.exercises)
-
-
-def test_a_busy_machine_is_said_before_grading():
-    """Time limits count wall time: judges that will not each have a core are warned about."""
-    from grader.cohort.batch import busy_machine
-
-    assert busy_machine(2, "en", load=1.0, cores=2) is None  # this run alone, one judge a core
-    assert busy_machine(1, "en", load=1.8, cores=2) is None
-    said = busy_machine(2, "en", load=4.3, cores=2)  # two other batches of two judges running
-    assert said.startswith("this machine is busy already (load average 4.3 on 2 cores); with 2 more judge(s)")
-    assert "lower -j" in said and "机器" not in said
-    assert "调低 -j" in busy_machine(4, "zh", load=0.5, cores=2)  # more judges than cores, on an idle machine

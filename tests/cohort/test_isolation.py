@@ -4,7 +4,9 @@ Each exercise of a submission runs in its own worker, which has run only that ex
 file and what it imports: an ex01 that sets torch's default dtype to float64 at import (a
 natural experiment) and patches `torch.allclose` and a builtin leaves the student's correct
 ex02 with full marks, in `grade batch` and in `grade all`; and the processes ex01 starts end
-with its worker, before ex02's starts.
+with its worker, before ex02's starts. Graded officially (bubblewrap), no student reaches
+another run's cohort or OUT, a classmate's folder linked into DIR, or a key another worker
+tried to leave in the kernel's keyrings.
 """
 
 from __future__ import annotations
@@ -12,12 +14,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
+import sys
 
 import pytest
 
+from grader.sandbox.bubblewrap import bwrap_path
 from tests.cohort.test_batch import batch
-from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, make_course
+from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, OFFICIAL, make_course
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
+                                reason="official grading runs in bubblewrap (Linux; .ci/run installs it)")
 
 EX03 = "ex03_param_budget.py"
 
@@ -38,8 +44,7 @@ def course(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def course_13(tmp_path_factory):
-    """ex01 and ex03: the next exercise here starts processes, which ex02's worker may not
-    (grader.sandbox.limits.ALONE)."""
+    """ex01 and ex03: the next exercise here starts a process of its own."""
     return make_course(tmp_path_factory.mktemp("course13"), exercises=("ex01", "ex03"))
 
 
@@ -62,7 +67,7 @@ def test_one_exercise_cannot_reach_another_in_a_batch(course, tmp_path):
 def test_one_exercise_cannot_reach_another_in_grade_all(course, tmp_path):
     folder = _submission(tmp_path / "sub")
     run = subprocess.run(GRADE + ["--course", str(course), "all", "--submission", str(folder), "--format", "json"],
-                         capture_output=True, text=True, timeout=600, check=False)
+                         capture_output=True, text=True, timeout=600, check=False, env=OFFICIAL)
     ex02 = {e["id"]: e for e in json.loads(run.stdout)["exercises"]}["ex02"]
     assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
 
@@ -85,7 +90,7 @@ for _ in range({count}):
 '''
 
 
-LINGERING = lingering(80)  # as many as the uid's cap allows
+LINGERING = lingering(80)  # as many as the worker's process cap allows
 
 STARTS_ONE = '''
 import subprocess
@@ -95,10 +100,9 @@ subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)  # a process of
 '''
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="the process cap per worker uid holds as root")
 def test_an_exercises_processes_end_before_the_next_exercise(course_13, tmp_path):
     """ex01's processes (setsid'd, sleeping) are gone when ex03 runs: its own process starts
-    (before, they held the uid's process cap until the student ended, and the next exercise scored 0)."""
+    (they would hold the process cap of the workers' uid, and the next exercise score 0)."""
     folder = tmp_path / "cohort" / "lingers"
     folder.mkdir(parents=True)
     (folder / EX01).write_text(LINGERING + (KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
@@ -110,47 +114,35 @@ def test_an_exercises_processes_end_before_the_next_exercise(course_13, tmp_path
     assert ex03["score"] == ex03["max_score"] > 0, [c["message"] for c in ex03["checks"] if not c["passed"]]
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="workers run under uids of their own as root")
-def test_no_student_reads_another_batchs_out(course):
-    """Another batch's OUT (its staged copies of every student, its answers) is its owner's
-    alone: a student who knows where it lies and copies a classmate's file from it gets nothing."""
-    import shutil
-    import tempfile
-
-    # where a server keeps its cohorts: not /tmp (every worker has a /tmp of its own)
-    home = next((d for d in ("/srv", "/opt", "/var/lib") if os.path.isdir(d) and os.access(d, os.W_OK)), None)
-    if home is None:
-        pytest.skip("no folder outside /tmp to keep the OUTs in")
-    scratch = Path(tempfile.mkdtemp(prefix="grade-outs-", dir=home))
-    try:
-        scratch.chmod(0o755)
-        first = scratch / "section a"
-        (first / "alice").mkdir(parents=True)
-        (first / "alice" / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-        assert batch(course, first, scratch / "out a", "--only", "ex01").returncode == 0
-        staged = next((scratch / "out a" / "staged").glob("alice~*")) / EX01
-        copier = scratch / "section b" / "mallory"
-        copier.mkdir(parents=True)
-        (copier / EX01).write_text(f"exec(open({str(staged)!r}).read())\n", encoding="utf-8")
-        run = batch(course, scratch / "section b", scratch / "out b", "--only", "ex01")
-        assert run.returncode == 0, run.stderr[-2000:]
-        book = json.loads((scratch / "out b" / "results.json").read_text(encoding="utf-8"))
-        assert book["students"]["mallory"]["score"] == 0
-        assert (scratch / "out a").stat().st_mode & 0o077 == 0
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+def test_no_student_reads_another_batchs_out(course, tmp_path):
+    """Another batch's OUT (its staged copies of every student, its answers): a student who
+    knows where it lies and copies a classmate's file from it gets nothing (it is not there)."""
+    first = tmp_path / "section a"
+    (first / "alice").mkdir(parents=True)
+    (first / "alice" / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+    assert batch(course, first, tmp_path / "out a", "--only", "ex01").returncode == 0
+    staged = next((tmp_path / "out a" / "staged").glob("alice~*")) / EX01
+    for folder in (tmp_path, tmp_path / "out a", staged.parent):
+        folder.chmod(0o755)  # readable by every uid: only the sandbox keeps it away
+    copier = tmp_path / "section b" / "mallory"
+    copier.mkdir(parents=True)
+    (copier / EX01).write_text(f"exec(open({str(staged)!r}).read())\n", encoding="utf-8")
+    run = batch(course, tmp_path / "section b", tmp_path / "out b", "--only", "ex01")
+    assert run.returncode == 0, run.stderr[-2000:]
+    book = json.loads((tmp_path / "out b" / "results.json").read_text(encoding="utf-8"))
+    assert book["students"]["mallory"]["score"] == 0
+    told = " ".join(c["message"] for e in book["students"]["mallory"]["exercises"] for c in e["checks"])
+    assert "FileNotFoundError" in told, told
 
 
 # A key added to the kernel's keyrings without ctypes (a perl subprocess: add_key is syscall 248,
-# request_key 249 on x86_64), in the user keyring (-4) and in the session keyring (-3), which
-# every worker inherited from the zygote.
+# request_key 249 on x86_64), in the user keyring (-4) and in the session keyring (-3), shared by
+# every process of a uid and of a session.
 KEY_WRITER = '''
 import subprocess
-for keyring in (-4, -3):
-    _added = subprocess.run(["perl", "-e", 'my ($t, $n, $d) = ("user", "grade-isolation", "hello"); '
-                             'print syscall(248, $t, $n, $d, 5, ' + str(keyring) + ')'], capture_output=True, text=True)
-    if int(_added.stdout.strip() or -1) < 0:
-        raise RuntimeError("add_key failed: " + _added.stdout + _added.stderr)
+for keyring in (-4, -3):  # refused by the syscall filter: tried all the same
+    subprocess.run(["perl", "-e", 'my ($t, $n, $d) = ("user", "grade-isolation", "hello"); '
+                    'print syscall(248, $t, $n, $d, 5, ' + str(keyring) + ')'], capture_output=True, text=True)
 '''
 KEY_READER = '''
 import subprocess
@@ -164,8 +156,8 @@ if _found and int(_found) >= 0:
 @pytest.mark.skipif(not os.path.exists("/usr/bin/perl") or os.uname().machine != "x86_64",
                     reason="adds keys through perl's syscall, with x86_64's numbers")
 def test_a_key_in_the_kernels_keyrings_reaches_no_other_worker(course_13, tmp_path):
-    """One judge (-j 1): the writer's ex01 adds the key, its ex03 and the next student's ex01 and
-    ex03 (under the same leased uid, as root) look for it: none finds it, all keep full marks."""
+    """One judge (-j 1): the writer's ex01 tries to add the key, its ex03 and the next student's ex01
+    and ex03 (under the same uid) look for it: none finds it, all keep full marks."""
     solutions = {name: (KIT / "solutions" / name).read_text(encoding="utf-8") for name in (EX01, EX03)}
     for student, first in (("a_writer", KEY_WRITER), ("b_reader", KEY_READER)):
         (tmp_path / "cohort" / student).mkdir(parents=True)
@@ -179,30 +171,21 @@ def test_a_key_in_the_kernels_keyrings_reaches_no_other_worker(course_13, tmp_pa
                                                                     for c in e["checks"] if not c["passed"]])
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="hidden by the fence's mounts, as root")
-def test_a_student_folder_linked_into_dir_is_hidden_where_it_lies(course):
+def test_a_student_folder_linked_into_dir_is_hidden_where_it_lies(course, tmp_path):
     """DIR/alice links to alice's real folder elsewhere (readable by all): mallory's code reads
-    it there and runs it. Hidden from every worker like DIR itself; it once scored 10/10."""
-    import shutil
-    import tempfile
-
-    # outside pytest's tmp (root's alone) and /tmp (each worker's own): where a course keeps folders
-    place = Path(tempfile.mkdtemp(prefix="grade-linked-", dir="/var/cache"))
-    try:
-        real = place / "elsewhere" / "alice"
-        real.mkdir(parents=True)
-        (real / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-        for path in (place, place / "elsewhere", real, real / EX01):
-            os.chmod(path, 0o755 if path.is_dir() else 0o644)
-        (place / "cohort" / "mallory").mkdir(parents=True)
-        (place / "cohort" / "alice").symlink_to(real)
-        (place / "cohort" / "mallory" / EX01).write_text(f"exec(open({str(real / EX01)!r}).read())\n", encoding="utf-8")
-        run = batch(course, place / "cohort", place / "out", "--only", "ex01")
-        assert run.returncode == 0, run.stderr[-2000:]
-        book = json.loads((place / "out" / "results.json").read_text(encoding="utf-8"))
-        assert book["students"]["alice"]["score"] == 10 and book["students"]["mallory"]["score"] == 0
-    finally:
-        shutil.rmtree(place, ignore_errors=True)
+    it there and runs it. Out of reach like DIR itself."""
+    real = tmp_path / "elsewhere" / "alice"
+    real.mkdir(parents=True)
+    (real / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
+    for path in (tmp_path, tmp_path / "elsewhere", real, real / EX01):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    (tmp_path / "cohort" / "mallory").mkdir(parents=True)
+    (tmp_path / "cohort" / "alice").symlink_to(real)
+    (tmp_path / "cohort" / "mallory" / EX01).write_text(f"exec(open({str(real / EX01)!r}).read())\n", encoding="utf-8")
+    run = batch(course, tmp_path / "cohort", tmp_path / "out", "--only", "ex01")
+    assert run.returncode == 0, run.stderr[-2000:]
+    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    assert book["students"]["alice"]["score"] == 10 and book["students"]["mallory"]["score"] == 0
 
 
 COPY_OF = """
@@ -213,38 +196,28 @@ make_windows, shift_pairs, count_targets = _ns["make_windows"], _ns["shift_pairs
 """
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="workers run as leased uids only as root")
-def test_another_runs_students_are_out_of_reach(course):
+def test_another_runs_students_are_out_of_reach(course, tmp_path):
     """Batch A's cohort, and a single run's `--submission` folder, where every user may read
-    them (0755, outside /tmp): a student of a later batch B reads a file there by its path (the
-    path is in /proc/PID/cmdline while A runs). A and the single run close their folders to
-    other users at their start, so B's student scores nothing; once it scored 10/10."""
+    them: a student of a later batch B reads a file there by its path (the path is in
+    /proc/PID/cmdline while A runs). Neither is in B's sandbox: B's student scores nothing."""
     import shutil
-    import tempfile
 
-    place = Path(tempfile.mkdtemp(prefix="grade-other-runs-", dir="/var/cache"))
-    try:
-        os.chmod(place, 0o755)
-        cohort_a, single = place / "cohort-a", place / "single"
-        for folder in (cohort_a / "alice", single):
-            folder.mkdir(parents=True)
-            shutil.copy(KIT / "solutions" / EX01, folder / EX01)
-        for folder in (cohort_a, cohort_a / "alice", single):
-            os.chmod(folder, 0o755)
-        first = batch(course, cohort_a, place / "out-a", "--only", "ex01")
-        assert first.returncode == 0 and "o-rwx" in first.stderr, first.stderr[-2000:]
-        alone = subprocess.run(GRADE + ["--course", str(course), "ex01", "--submission", str(single), "--format",
-                                        "json"], capture_output=True, text=True, timeout=600)
-        assert alone.returncode == 0, alone.stderr[-2000:]
-        for folder in (cohort_a, single):
-            assert not os.stat(folder).st_mode & 0o007, folder
-        cohort_b = place / "cohort-b"
-        for name, path in (("thief_a", cohort_a / "alice" / EX01), ("thief_single", single / EX01)):
-            (cohort_b / name).mkdir(parents=True)
-            (cohort_b / name / EX01).write_text(COPY_OF.format(path=str(path)), encoding="utf-8")
-        second = batch(course, cohort_b, place / "out-b", "--only", "ex01")
-        assert second.returncode == 0, second.stderr[-2000:]
-        book = json.loads((place / "out-b" / "results.json").read_text(encoding="utf-8"))
-        assert {name: result["score"] for name, result in book["students"].items()} == {"thief_a": 0, "thief_single": 0}
-    finally:
-        shutil.rmtree(place, ignore_errors=True)
+    cohort_a, single = tmp_path / "cohort-a", tmp_path / "single"
+    for folder in (cohort_a / "alice", single):
+        folder.mkdir(parents=True)
+        shutil.copy(KIT / "solutions" / EX01, folder / EX01)
+    for folder in (tmp_path, cohort_a, cohort_a / "alice", single):
+        os.chmod(folder, 0o755)
+    first = batch(course, cohort_a, tmp_path / "out-a", "--only", "ex01")
+    assert first.returncode == 0, first.stderr[-2000:]
+    alone = subprocess.run(GRADE + ["--course", str(course), "ex01", "--submission", str(single), "--format",
+                                    "json"], capture_output=True, text=True, timeout=600, env=OFFICIAL)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    cohort_b = tmp_path / "cohort-b"
+    for name, path in (("thief_a", cohort_a / "alice" / EX01), ("thief_single", single / EX01)):
+        (cohort_b / name).mkdir(parents=True)
+        (cohort_b / name / EX01).write_text(COPY_OF.format(path=str(path)), encoding="utf-8")
+    second = batch(course, cohort_b, tmp_path / "out-b", "--only", "ex01")
+    assert second.returncode == 0, second.stderr[-2000:]
+    book = json.loads((tmp_path / "out-b" / "results.json").read_text(encoding="utf-8"))
+    assert {name: result["score"] for name, result in book["students"].items()} == {"thief_a": 0, "thief_single": 0}

@@ -1,10 +1,13 @@
 """OUT/report.html looked at the way an instructor would: in a browser (headless Chromium).
 
-`grade batch --only ch05` grades the cohort of test_shards (correct, stub, three students with
-ex01's off-by-one, one of them also with ex05's view(V, B*T), one of them under the folder name
-`<img src=x onerror=alert(1)>`); Chromium takes a screenshot of the report and dumps its DOM.
-The page must say: every exercise with its bars, the check failed most, each diagnosed mistake
-with its number of students and its section, the copied pair, and the hostile name as text.
+`grade batch --only ch05 --format text` grades the cohort of test_shards (correct, stub, three
+students with ex01's off-by-one, one of them also with ex05's view(V, B*T), one of them under the
+folder name `<img src=x onerror=alert(1)>`), with an empty folder and a `sam.zip` beside them;
+Chromium takes a screenshot of the report and dumps its DOM. The page must say, in English:
+every student with their points and a link to their own report, every exercise with its bars,
+the check failed most, each diagnosed mistake with its number of students and its section, the
+copies in one cluster (the two identical files as one version), everything refused, and the
+hostile name as text.
 Then `grade report` renders it again from a merged folder; and the similarity's stub
 exclusion is checked on files made for it.
 """
@@ -15,15 +18,18 @@ import html.parser
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import urllib.parse
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from tests.cohort.test_shards import COPIED_EX01, HOSTILE, ch05_cohort
+from grader.model.course import load_course
 from tests.sandbox.test_attacks import GRADE, KIT
 
 WINDOW = (1280, 2400)
@@ -88,8 +94,11 @@ class Page(html.parser.HTMLParser):
 def graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("report")
     folder = ch05_cohort(tmp / "cohort")
+    (folder / "empty").mkdir()  # a student who handed in nothing
+    (folder / "sam.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # never unpacked: no student's folder
     run = subprocess.run(GRADE + ["--lang", "en", "batch", str(folder), "--out", str(tmp / "out"), "--only", "ch05",
-                                  "--no-progress", "-j", "2"], capture_output=True, text=True, timeout=600)
+                                  "--no-progress", "-j", "2", "--format", "text"], capture_output=True, text=True,
+                         timeout=600)
     assert run.returncode == 0, run.stderr
     return folder, tmp / "out"
 
@@ -143,13 +152,37 @@ def test_report_in_a_browser(graded, tmp_path):
     assert not any(tag == "img" or any(k.startswith("on") for k in attrs) for tag, attrs in seen.tags)
     assert HOSTILE in seen.text
 
-    # every exercise, with its title and a distribution of 5 students
+    # the whole page in English: its words, titles, checks, sections (no Chinese name in the cohort)
+    assert not re.search(r"[\u4e00-\u9fff]", seen.text), re.findall(r".{30}[\u4e00-\u9fff]+.{30}", seen.text)
+
+    # the roster: every student, their total and points per exercise, a link to their own report
+    students = book["students"]
+    roster = seen.rows["roster"]
+    assert len(roster) == len(students) == 6
+    for (name, result), row in zip(sorted(students.items()), roster):
+        scores = " ".join(str(e["score"]) for e in result["exercises"])
+        assert row.startswith(f"{name} {result['score']}/{sum(e['max_score'] for e in book['exercises'])} "), row
+        assert f" {scores} " in f" {row} ", (scores, row)
+    links = [attrs["href"] for tag, attrs in seen.tags if tag == "a" and attrs.get("class") == "own-report"]
+    assert len(links) == len(students)
+    for href in links:  # each the student's own text report, in OUT
+        own = out / urllib.parse.unquote(href)
+        assert own.parent == out / "reports" and own.suffix == ".txt" and own.is_file(), href
+    own = (out / urllib.parse.unquote(links[sorted(students).index("good")])).read_text(encoding="utf-8")
+    assert f"{students['good']['score']}/" in own  # good's own report, its total
+
+    # everything refused: the empty folder (its note) and sam.zip (no folder), not only on stderr
+    refused = seen.rows["refused"]
+    assert any(r.startswith("empty ") and students["empty"]["note"] in r for r in refused), refused
+    assert any(r.startswith("sam.zip ") and "not a folder" in r for r in refused), refused
+
+    # every exercise, with its title and a distribution of the 6 students
     cards = seen.rows["card exercise"]
     assert len(cards) == 6  # ex01..ex05 and the total
     for header, card in zip(book["exercises"], cards):
         assert card.startswith(f"{header['id']} / {header['max_score']}") and header["title"] in card
     counts = [int(n) for n in seen.rows["n"]]
-    assert len(counts) == 6 * 6 and all(sum(counts[i:i + 6]) == 5 for i in range(0, 36, 6))
+    assert len(counts) == 6 * 6 and all(sum(counts[i:i + 6]) == 6 for i in range(0, 36, 6))
     assert counts[6 * 5 + 5] == 1  # one student with full marks in total
 
     # the check failed most: counted independently from results.json
@@ -162,15 +195,22 @@ def test_report_in_a_browser(graded, tmp_path):
     drop = next(r for r in rows if "off_by_one_drop_last" in r)
     view = next(r for r in rows if "view_v_bt" in r)
     assert drop.startswith("ex01") and view.startswith("ex05") and rows.index(drop) < rows.index(view)
-    assert " 3 5.2、5.7 练习 1 " in f" {drop} " and "buggy" in drop and "copier" in drop and HOSTILE in drop
-    assert " 1 5.6 " in f" {view} " and "buggy" in view and "copier" not in view
+    assert " 3 section 5.2, 5.7 exercise 1 " in f" {drop} " and "buggy" in drop and "copier" in drop and HOSTILE in drop
+    assert " 1 section 5.6 " in f" {view} " and "buggy" in view and "copier" not in view
     sections = seen.rows["section"]
-    assert sections[0].startswith("5.2、5.7 练习 1 — 3 students") and any(s.startswith("5.6 — 1 student") for s in sections)
+    assert sections[0].startswith("section 5.2, 5.7 exercise 1 — 3 students")
+    assert any(s.startswith("section 5.6 — 1 student") for s in sections)
 
-    # the similar pairs: the copy of ex01 first, nobody paired with the stub
-    pairs = seen.rows["pair"]
-    assert pairs[0].startswith("ex01") and "buggy ↔ copier" in " ".join(p for p in pairs if p.startswith("ex01"))
-    assert not any("stub" in p for p in pairs)
+    # the similar submissions in clusters: ex01's three copies one cluster, the two identical
+    # files one version of it; nobody alike to the stub, and nobody left out
+    clusters = seen.rows["cluster"]
+    first = clusters[0]
+    assert first.startswith("ex01") and "copier" in first, clusters
+    versions = seen.rows["version"]
+    assert f"A {HOSTILE} = buggy (the very same file)" in " ".join(versions), versions
+    assert any(v.startswith("B copier · closest to version A") for v in versions), versions
+    assert not any("stub" in c or "empty" in c for c in clusters)
+    assert re.search(rf"\d+ students alike, in {len(clusters)} cluster", seen.text)
 
 
 def test_report_from_a_merged_folder(graded, tmp_path):
@@ -187,7 +227,13 @@ def test_report_from_a_merged_folder(graded, tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert full.returncode == 0, full.stderr
     seen = Page((merged / "report.html").read_text(encoding="utf-8"))
-    assert "班级评分报告" in seen.text and any("buggy ↔ copier" in p for p in seen.rows["pair"])
+    assert "班级评分报告" in seen.text and "全部学生" in seen.text
+    assert any("buggy" in c and "copier" in c for c in seen.rows["cluster"])
+    assert any(r.startswith("sam.zip ") and "不是文件夹" in r for r in seen.rows["refused"])
+    assert any(s.startswith("5.2、5.7 练习 1 — 3") for s in seen.rows["section"])  # the sections in Chinese
+    titles = {e.id: e.title("zh") for e in load_course(KIT / "course.toml").exercises}
+    assert all(titles[e] in seen.text for e in ("ex01", "ex05"))  # the titles too (the gradebook's are English)
+    assert len(seen.rows["roster"]) == 6 and not any(attrs.get("class") == "own-report" for _, attrs in seen.tags)
     # the students' files were read from a temporary staging folder: OUT gained only the page
     shown = sorted(p.name for p in merged.iterdir() if not p.name.startswith("."))  # (.grade-batch.lock)
     assert shown == ["cohort.json", "grades.csv", "report.html", "results.json"]  # (the shards' cohort, named)
@@ -260,26 +306,94 @@ print("ok")
 
 
 def test_a_right_to_left_name_reorders_nothing_beside_it(tmp_path):
-    """`\u202eecila` (a right-to-left override in a folder's name) paired with `bob`: laid out by
-    Chromium, bob stays right of the arrow (once the override carried on past the name, and the
-    pair read "bob ↔ alice")."""
+    """`\u202eecila` (a right-to-left override in a folder's name) in one version with `bob`:
+    laid out by Chromium, bob stays right of the `=` (once the override carried on past the
+    name, and the pair read "bob ↔ alice")."""
     from grader.cohort.report_html import cohort_summary, render_report
-    from grader.cohort.similarity import SimilarPair
+    from grader.cohort.similarity import SimilarCluster
 
     page = render_report(cohort_summary({"students": {}, "exercises": []}, None, "en"),
-                         [SimilarPair("ex01", "\u202eecila", "bob", 1.0, 1.0, 100)], "en")
+                         [SimilarCluster("ex01", (("\u202eecila", "bob"),), (None,), 1.0, 100)], "en")
     probe = """<script>
-      const names = [...document.querySelectorAll("tr.pair .student")];
-      const cell = names[0].parentElement, arrow = document.createRange();
-      const text = [...cell.childNodes].find(n => n.nodeType === 3 && n.textContent.includes("↔"));
-      arrow.selectNodeContents(text);
-      const at = arrow.getBoundingClientRect().left, bob = names[1].getBoundingClientRect().left;
-      document.body.setAttribute("data-bob-right-of-arrow", String(bob > at));
+      const names = [...document.querySelectorAll("li.version .student")];
+      const item = names[0].parentElement, mark = document.createRange();
+      const text = [...item.childNodes].find(n => n.nodeType === 3 && n.textContent.includes("="));
+      mark.selectNodeContents(text);
+      const at = mark.getBoundingClientRect().left, bob = names[1].getBoundingClientRect().left;
+      document.body.setAttribute("data-bob-right-of-mark", String(bob > at));
     </script>"""
     (tmp_path / "report.html").write_text(page.replace("</body>", probe + "</body>"), encoding="utf-8")
     dom = browse(tmp_path / "report.html", tmp_path, "--dump-dom")
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert 'data-bob-right-of-arrow="true"' in dom.stdout, dom.stdout[-1500:]
+    assert 'data-bob-right-of-mark="true"' in dom.stdout, dom.stdout[-1500:]
+
+
+def test_clusters_hold_every_student_alike_and_identical_files_once(tmp_path):
+    """A leaked solution handed in by 12 students and edited by 3 more: one cluster, the 12
+    identical files one version, each edit a version of its own, every name shown (the page
+    listed the first 100 pairs, identical files pair by pair, and hid the rest)."""
+    from grader.cohort.report_html import cohort_summary, render_report
+    from grader.cohort.similarity import similar_clusters, similar_pairs
+    from grader.model.course import load_course
+
+    course = load_course(KIT / "course.toml")
+    solution = (KIT / "solutions" / "ex01_windows.py").read_text(encoding="utf-8")
+    files = {f"leak{i:02d}": solution for i in range(12)}
+    files.update({f"edit{i}": solution.replace("windows", f"wins{i}").replace("tokens", f"toks{i}") + f"\n# {i}\n"
+                  for i in range(3)})
+    files["own"] = COPIED_EX01.replace("result", "out")
+    files["alone"] = (KIT / "exercises" / "ex01_windows.py").read_text(encoding="utf-8")  # the stub
+    for name, text in files.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "ex01_windows.py").write_text(text, encoding="utf-8")
+    folders = {name: tmp_path / name for name in files}
+    pairs = similar_pairs(course, ["ex01"], folders)
+    clusters = similar_clusters(course, ["ex01"], folders)
+    assert len(pairs) > 100  # what the page capped
+    paired = {n for p in pairs for n in (p.a, p.b)}
+    assert {n for c in clusters for n in c.students} == paired  # every student alike is in a cluster
+    leak = next(c for c in clusters if "leak00" in c.students)
+    assert leak.versions[0] == tuple(sorted(n for n in files if n.startswith("leak")))  # identical: one version
+    assert {v for v in leak.versions[1:]} == {(f"edit{i}",) for i in range(3)}
+    assert all(near is not None for near in leak.closest)
+    page = render_report(cohort_summary({"students": {}, "exercises": []}, None, "en"), clusters, "en")
+    seen = Page(page)
+    assert all(name in seen.text for name in paired) and "alone" not in seen.text
+    assert " = ".join(leak.versions[0]) in " ".join(seen.rows["version"])
+
+
+def test_the_roster_links_each_students_own_report_and_shows_review_flags(tmp_path):
+    """Links into OUT are the files' names quoted (a key's "%" is a character of the name), to
+    the text report when there is one; a flagged submission shows its reasons; the entries of
+    the cohort folder that are no student's are listed as refused."""
+    from grader.cohort.names import student_key
+    from grader.cohort.report_html import write_report
+
+    out, cohort = tmp_path / "out", tmp_path / "cohort"
+    (out / "reports").mkdir(parents=True)
+    (out / "students").mkdir()
+    for name in ("alice smith", "bob", "carol"):
+        (cohort / name).mkdir(parents=True)
+    (cohort / "sam.zip").write_bytes(b"PK")
+    (out / "reports" / f"{student_key('alice smith')}.txt").write_text("alice's report\n", encoding="utf-8")
+    (out / "reports" / f"{student_key('alice smith')}.json").write_text("{}\n", encoding="utf-8")
+    (out / "students" / f"{student_key('bob')}.json").write_text("{}\n", encoding="utf-8")
+    ex = {"id": "ex01", "title": "t", "max_score": 10}
+    book = {"exercises": [ex], "students": {
+        "alice smith": {"score": 10, "exercises": [{"id": "ex01", "score": 10, "status": "passed"}], "note": ""},
+        "bob": {"score": 3, "exercises": [{"id": "ex01", "score": 3, "status": "failed"}], "note": "",
+                "review": {"flagged": True, "reasons": ["ex01_windows.py:3: calls exec"]}},
+        "carol": {"score": 0, "exercises": [{"id": "ex01", "score": 0, "status": "missing"}], "note": "no file"}}}
+    page = write_report(out, book, None, None, "en", cohort=cohort)
+    seen = Page(page.read_text(encoding="utf-8"))
+    links = {attrs["href"] for tag, attrs in seen.tags if tag == "a" and attrs.get("class") == "own-report"}
+    assert {urllib.parse.unquote(h) for h in links} == {f"reports/{student_key('alice smith')}.txt",
+                                                        f"students/{student_key('bob')}.json"}
+    assert all((out / urllib.parse.unquote(h)).is_file() for h in links) and all("%25" in h or "~" in h for h in links)
+    rows = dict(zip(sorted(book["students"]), seen.rows["roster"]))
+    assert "⚑ 1 ex01_windows.py:3: calls exec" in rows["bob"] and "⚑" not in rows["alice smith"]
+    assert rows["carol"].startswith("carol 0/10 0 no file")
+    assert any(r.startswith("sam.zip not a folder") for r in seen.rows["refused"])
 
 
 def test_similarity_is_the_same_in_every_process(tmp_path):

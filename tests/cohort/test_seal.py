@@ -84,7 +84,8 @@ def test_a_key_that_cannot_be_made_leaves_out_unsealed_and_says_so(cache, tmp_pa
 
 PEEK = """
 import os
-for cache in (os.environ["XDG_CACHE_HOME"], os.path.join(os.environ["HOME"], ".cache")):
+for cache in ({home!r} + "/cache", {home!r} + "/.cache", os.environ.get("XDG_CACHE_HOME", "/none"),
+              os.path.join(os.environ["HOME"], ".cache")):  # where the run's cache lies, and what the worker is told
     path = os.path.join(cache, "gpt-course", "keys", "out-seal")
     try:
         with open(path, "rb") as f:
@@ -98,10 +99,12 @@ for cache in (os.environ["XDG_CACHE_HOME"], os.path.join(os.environ["HOME"], ".c
 @pytest.mark.skipif(not os.path.isdir("/var/cache"), reason="a home for the user outside /tmp")
 @pytest.mark.parametrize("made_in", ["cache", ".cache"])
 def test_no_worker_reads_the_key_as_an_ordinary_user(made_in):
-    """Nor one an earlier run made in ~/.cache, before this run set XDG_CACHE_HOME (made_in=".cache")."""
+    """An official run's worker (bubblewrap, as an ordinary user) finds no seal key: not in the
+    cache, nor one an earlier run made in ~/.cache, before this run set XDG_CACHE_HOME
+    (made_in=".cache")."""
     place = Path(tempfile.mkdtemp(dir="/tmp", prefix="grade-seal-"))
     # the user's home outside /tmp: a worker's /tmp is a fresh tmpfs, so a key there is out of
-    # its sight whatever the fence hides
+    # its sight whatever else the sandbox holds
     home = Path(tempfile.mkdtemp(dir="/var/cache", prefix="grade-seal-home-"))
     uid = 61996
     try:
@@ -110,10 +113,12 @@ def test_no_worker_reads_the_key_as_an_ordinary_user(made_in):
         prefix = as_user_prefix(place, uid)
         sub = home / "sub"
         sub.mkdir(parents=True)
-        (sub / "ex01_windows.py").write_text(PEEK + "raise RuntimeError('peeked')\n", encoding="utf-8")  # printed: shown
+        (sub / "ex01_windows.py").write_text(PEEK.format(home=str(home)) + "raise RuntimeError('peeked')\n",
+                                             encoding="utf-8")  # printed: shown
         for path in (home, sub, sub / "ex01_windows.py"):
             os.chown(path, uid, uid)
-        env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"), "GRADE_LANG": "en"}
+        env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / "cache"), "GRADE_LANG": "en",
+               "CI": "true"}  # `--submission` graded officially (a user's own folder is graded in the practice tier)
         earlier = {**env, "XDG_CACHE_HOME": ""} if made_in == ".cache" else env
         made = subprocess.run([*prefix, sys.executable, "-c", f"import sys; sys.path.insert(0, {str(KIT)!r}); "
                                "from grader.cohort.seal import _key; _key()"], env=earlier, cwd="/", capture_output=True,
@@ -126,7 +131,7 @@ def test_no_worker_reads_the_key_as_an_ordinary_user(made_in):
         shutil.rmtree(place, ignore_errors=True)
         shutil.rmtree(home, ignore_errors=True)
     assert run.returncode == 1 and "Traceback" not in run.stderr, run.stdout[-2000:] + run.stderr[-2000:]
-    assert run.stdout.count("NO KEY") == 2 and key not in run.stdout, run.stdout[-3000:]
+    assert run.stdout.count("NO KEY") == 4 and key not in run.stdout, run.stdout[-3000:]
 
 
 def test_a_key_that_is_not_the_users_alone_seals_nothing(cache, tmp_path):

@@ -86,7 +86,7 @@ def test_a_report_file_that_cannot_be_written_is_refused_before_grading(grade_ex
     for where, said in ((tmp_path / "nowhere" / "report.txt", "does not exist"), (tmp_path, "is a directory"),
                         (out / "grades.csv", "OUT"), (sub / "ex01_windows.py", "code file"), (tmp_path / "pipe", "FIFO"),
                         (tmp_path / "to-code.json", "code file"), (tmp_path / "to-pipe.json", "FIFO")):
-        run = grade(grade_exe, "ex01", "--reference", "--out", str(where))
+        run = grade(grade_exe, "--lang", "en", "ex01", "--reference", "--out", str(where))
         assert run.returncode == 2 and said in run.stderr, run.stderr
         assert "Traceback" not in run.stdout + run.stderr
     assert (out / "grades.csv").read_text() == "student,total\n" and (sub / "ex01_windows.py").read_text() == "X = 1\n"
@@ -201,9 +201,21 @@ def test_ctrl_c_exits_130_not_1(grade_exe, tmp_path):
     assert not (tmp_path / "results.json").exists()
 
 
-def test_a_batch_without_the_data_grades_no_one_rather_than_charge_everyone(grade_exe, root, tmp_path):
-    """Every student's data checks would fail for the kit's reason: the batch says how to get
-    the data and exits 3 before grading; a cohort that does not read the data is graded."""
+@pytest.fixture(scope="module")
+def kit_without_data(root, tmp_path_factory):
+    """A copy of the kit without the corpus a checkout carries in datasets/: where the data is nowhere."""
+    kit = tmp_path_factory.mktemp("kit-without-data")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade*")
+    for name in ("grader", "exercises", "solutions"):
+        shutil.copytree(root / name, kit / name, ignore=ignore)
+    for name in ("course.toml", "pyproject.toml", "datasets/catalog.toml"):  # the catalog, not the corpus
+        (kit / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / name, kit / name)
+    return kit
+
+
+def _without_data(kit, tmp_path) -> dict:
+    """The environment of a run of `kit` with no data anywhere and no network to fetch it from."""
     import os
     import socket
 
@@ -211,7 +223,15 @@ def test_a_batch_without_the_data_grades_no_one_rather_than_charge_everyone(grad
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/input.txt"
     env = {k: v for k, v in os.environ.items() if k != "GPT_COURSE_DATA"}
-    env.update(XDG_CACHE_HOME=str(tmp_path / "cache"), GPT_COURSE_DATA_URL=dead, GRADE_LANG="en")
+    env.update(XDG_CACHE_HOME=str(tmp_path / "cache"), GPT_COURSE_DATA_URL=dead, GRADE_LANG="en", PYTHONPATH=str(kit))
+    return env
+
+
+def test_a_batch_without_the_data_grades_no_one_rather_than_charge_everyone(grade_exe, root, kit_without_data,
+                                                                             tmp_path):
+    """Every student's data checks would fail for the kit's reason: the batch says how to get
+    the data and exits 3 before grading; a cohort that does not read the data is graded."""
+    env = _without_data(kit_without_data, tmp_path)
     cohort = tmp_path / "cohort"
     (cohort / "ann").mkdir(parents=True)
     for name in ("ex01_windows.py", "ex06_char_tokenizer.py"):
@@ -234,15 +254,8 @@ def test_a_later_exercise_is_graded_without_the_earlier_files(grade_exe, root, t
     assert run.returncode == 0, run.stdout + run.stderr
 
 
-def test_without_data_or_network_the_message_says_how_to_get_it_once(grade_exe, root, tmp_path):
-    import os
-    import socket
-
-    with socket.socket() as s:  # a port on this machine where nothing listens: the "network" fails
-        s.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{s.getsockname()[1]}/input.txt"
-    env = {k: v for k, v in os.environ.items() if k != "GPT_COURSE_DATA"}
-    env.update(XDG_CACHE_HOME=str(tmp_path / "cache"), GPT_COURSE_DATA_URL=dead, GRADE_LANG="en")
+def test_without_data_or_network_the_message_says_how_to_get_it_once(grade_exe, kit_without_data, tmp_path):
+    env = _without_data(kit_without_data, tmp_path)
     run = subprocess.run([grade_exe, "ex06", "--reference"], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 1
     assert "Traceback" not in run.stdout + run.stderr

@@ -12,7 +12,6 @@ the checks, the references and the diagnosis are the real ones; only the worker 
 from __future__ import annotations
 
 import itertools
-import types
 
 import pytest
 
@@ -21,47 +20,18 @@ from grader.judge.mistakes import Mistake, Seen, agrees, diagnosis_for
 from grader.judge.references import LiveReferences, load_module_from
 from grader.judge.verdicts import HIDDEN_ANSWER, hand_mismatch
 from grader.model.calls import Call, Observation
-from grader.model.course import load_course
-from grader.run.session import GradingSession, run_checks
-from grader.run.startup import corpus_provider
+from tests.judge.inprocess import COURSE
+from tests.judge.inprocess import failed as _failed
+from tests.judge.inprocess import grade as _grade
+from tests.judge.inprocess import named as _named
+from tests.judge.inprocess import submission as _submission
 
-COURSE = load_course()
 _names = itertools.count()
 
 
 @pytest.fixture(scope="module")
 def references():
     return LiveReferences(COURSE, use_disk=False)
-
-
-def _submission(tmp_path, exercise_id: str, replacements: list[tuple[str, str]], references=None) -> types.ModuleType:
-    """The solution of `exercise_id` with each `old` replaced by `new` (each must occur once)."""
-    ex = COURSE.exercise(exercise_id)
-    if references is not None:
-        references(exercise_id)  # puts solutions/ on sys.path, for `from ex08_get_batch import …`
-    source = (COURSE.solutions_dir / ex.file).read_text(encoding="utf-8")
-    for old, new in replacements:
-        assert source.count(old) == 1, f"{exercise_id}: {old!r} occurs {source.count(old)} times"
-        source = source.replace(old, new)
-    name = f"student_{exercise_id}_{next(_names)}"
-    (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
-    return load_module_from(tmp_path, name)
-
-
-def _grade(exercise_id, module, references, only=None):
-    (result,) = run_checks(GradingSession(COURSE, [exercise_id], references=references,
-                                          in_process={exercise_id: module}, corpus=corpus_provider(COURSE),
-                                          only_checks=only))
-    return result
-
-
-def _named(result) -> set[str]:
-    return {c.finding.diagnosis["id"] for c in result.checks
-            if not c.passed and c.finding is not None and c.finding.diagnosis}
-
-
-def _failed(result) -> list[str]:
-    return [c.name for c in result.checks if not c.passed and not c.manual]
 
 
 # ------------------------------------------------------------------ bugs the course does not list
@@ -472,14 +442,16 @@ def train_bigram(train_data, val_data, vocab_size, max_iters=3000, eval_interval
 def test_ex12_a_history_no_training_produced_scores_nothing(tmp_path, references):
     """The lesson's table returned as the history, no model trained: once 8 of ex12's points
     (the band and the table read only the history); the returned model's own losses, computed
-    in the judge from its table, must match the last row."""
+    in the judge from its table, must match the last row, and the table needs the lesson's model."""
     references("ex12")  # solutions/ on sys.path, for the imports of ex08, ex09, ex11
     (tmp_path / "student_ex12_canned.py").write_text(CANNED, encoding="utf-8")
     module = load_module_from(tmp_path, "student_ex12_canned")
     result = _grade("ex12", module, references, only={"test_required_band", "test_lesson_table"})
     assert len(result.checks) == 2 and not any(c.passed for c in result.checks), \
         [(c.name, c.passed, c.finding and c.finding.en) for c in result.checks]
-    assert all("history should come from this training" in c.finding.en for c in result.checks)
+    messages = {c.name: c.finding.en for c in result.checks}
+    assert "history should come from this training" in messages["test_required_band"], messages
+    assert "no token_embedding_table" in messages["test_lesson_table"], messages
 
 
 COUNTED = """
@@ -512,14 +484,17 @@ def train_bigram(train_data, val_data, vocab_size, max_iters=3000, eval_interval
 def test_ex12_a_counted_table_beside_empty_backward_passes_scores_nothing(tmp_path, references):
     """No optimizer, no training forward: 3000 backward passes of `(w * 0).sum()`, the bigram
     table counted from the data, the lesson's rows and the counted table's own losses as the
-    history. It once kept the band and the table (8 points, 17/20 in all)."""
+    history. It once kept the band and the table (8 points, 17/20 in all). Its outputs give it
+    away: at learning rate 0 its rows are not its model's losses, and its model is not the lesson's."""
     references("ex12")
     (tmp_path / "student_ex12_counted.py").write_text(COUNTED, encoding="utf-8")
     module = load_module_from(tmp_path, "student_ex12_counted")
     result = _grade("ex12", module, references, only={"test_required_band", "test_lesson_table"})
     assert len(result.checks) == 2 and not any(c.passed for c in result.checks), \
         [(c.name, c.passed, c.finding and c.finding.en) for c in result.checks]
-    assert all("training forwards" in c.finding.en for c in result.checks), [c.finding.en for c in result.checks]
+    messages = {c.name: c.finding.en for c in result.checks}
+    assert "at learning rate 0 the model never moves" in messages["test_required_band"], messages
+    assert "not the one the lesson's training gives" in messages["test_lesson_table"], messages
 
 
 def test_ex12_the_lessons_table_needs_the_lessons_model(tmp_path, references):
@@ -617,12 +592,12 @@ PASTED = """    from grader.model.lesson import LESSON_HISTORY  # the lesson's r
 
 def test_ex12_the_lessons_rows_pasted_over_a_real_training_are_told_apart(tmp_path, references):
     """A real training at another learning rate (its last row its model's own) with the lesson's
-    rows pasted over the others: each row must be the mean of the losses its estimate computed."""
+    rows pasted over the others: the table's points need the lesson's trained model too."""
     module = _submission(tmp_path, "ex12", [("learning_rate=1e-2", "learning_rate=2e-2"),
                                             ("    return model, history", PASTED)], references)
     result = _grade("ex12", module, references, only={"test_lesson_table"})
     (check,) = result.checks
-    assert not check.passed and "is not the mean of the losses" in check.finding.en, check.finding.en
+    assert not check.passed and "not the one the lesson's training gives" in check.finding.en, check.finding.en
 
 
 def test_ex11_the_lessons_step0_written_in_scores_nothing(tmp_path, references):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.judge.scan import scan_source
+from grader.judge.scan import HIDES_NAME, scan_source
 
 KIT = Path(__file__).resolve().parents[2]
 
@@ -54,31 +54,39 @@ def test_the_references_and_stubs_are_not_flagged():
 
 
 @pytest.mark.parametrize("source", [
-    # an operator's kernel for one dispatch key, below the Python key ex02's watch sits on
-    "import torch\nf = torch.ops.aten._softmax.default._op_dk\n",
-    "import torch\nk = torch.ops.aten._log_softmax.default._handle.redispatch_boxed\n",
-    "import torch\nop = torch.ops.aten._softmax.default\nf = object.__getattribute__(op, '_op' + '_dk')\n",
-    "import operator\nf = operator.attrgetter('_op' + '_dk')\n",
-    "import torch\nop = torch.ops.aten._softmax.default\nf = vars(op)['_op' + '_dk']\n",
-    "import functools, torch\nf = functools.reduce(getattr, ['_op' + '_dk'], torch.ops.aten._softmax.default)\n",
-    "import inspect, torch\nf = dict(inspect.getmembers(torch.ops.aten._softmax.default))\n",
+    # a name spelt at run time, where ex02's rule reads names (grader.judge.uses)
+    "import torch\nf = getattr(torch, 'soft' + 'max')\n",
+    "import torch.nn.functional as F\nf = F.__dict__['soft' + 'max']\n",
+    "import torch\nop = torch.ops.aten\nf = object.__getattribute__(op, '_soft' + 'max')\n",
+    "import operator\nf = operator.attrgetter('nn.functional.' + 'soft' + 'max')\n",
+    "import torch.nn.functional as F\nf = vars(F)['soft' + 'max']\n",
+    "import functools, torch\nf = functools.reduce(getattr, ['nn', 'functional', 'soft' + 'max'], torch)\n",
+    "import subprocess, sys\nsubprocess.run([sys.executable, '-c', PROGRAM])\n",
 ])
-def test_kernels_past_the_watch_are_named_in_ex02(source):
-    assert any("turns off the grader's watch" in reason for reason in scan_source(source, "ex02_nll.py"))
+def test_names_hidden_from_ex02s_rule_are_flagged(source):
+    assert any(HIDES_NAME in reason for reason in scan_source(source, "ex02_nll.py"))
 
 
 def test_an_exercise_is_read_with_the_modules_of_its_own_it_imports(tmp_path):
-    """A helper beside ex02 holds the switch; another exercise's file it imports is read as
-    ex02's too (its code runs in ex02's worker), and a helper nobody imports is not."""
+    """A helper beside ex02 hides a name; another exercise's file it imports is read as ex02's
+    too (its code runs in ex02's worker), and a helper nobody imports is not."""
     from grader.judge.scan import scan_folder
 
     (tmp_path / "ex02_nll.py").write_text("from nethelp import lse\nimport ex01_windows\n", encoding="utf-8")
     (tmp_path / "nethelp.py").write_text("import deeper\n", encoding="utf-8")
-    (tmp_path / "deeper.py").write_text("import torch\nK = torch.ops.aten._log_softmax.default.redispatch\n",
+    (tmp_path / "deeper.py").write_text("import torch.nn.functional as F\nK = vars(F)['soft' + 'max']\n",
                                         encoding="utf-8")
     (tmp_path / "ex01_windows.py").write_text("import torch\ng = getattr(torch._C, 'x' + 'y')\n", encoding="utf-8")
     (tmp_path / "unused.py").write_text("import gc\n", encoding="utf-8")
     reviews = scan_folder(tmp_path, {"ex01": "ex01_windows", "ex02": "ex02_nll"})
-    assert any(r.startswith("deeper.py:2:") and "turns off the grader's watch" in r for r in reviews["ex02"])
-    assert any(r.startswith("ex01_windows.py:2:") and "turns off the grader's watch" in r for r in reviews["ex02"])
-    assert not any("turns off" in r for r in reviews["ex01"]) and not any("unused.py" in r for v in reviews.values() for r in v)
+    assert any(r.startswith("deeper.py:2:") and HIDES_NAME in r for r in reviews["ex02"]), reviews
+    assert any(r.startswith("ex01_windows.py:2:") and HIDES_NAME in r for r in reviews["ex02"]), reviews
+    assert reviews["ex01"] and not any(HIDES_NAME in r for r in reviews["ex01"])
+    assert not any("unused.py" in r for v in reviews.values() for r in v)
+
+
+def test_torchs_dispatch_switches_are_no_review_matter():
+    """Popping torch's dispatch modes once took ex02's watch off; with the rule read from the
+    source there is nothing to take off, and a file naming them is not flagged for it."""
+    source = "from torch.utils._python_dispatch import _pop_mode_temporarily\nimport torch\nx = torch._C._len_torch_dispatch_stack()\n"
+    assert scan_source(source, "ex02_nll.py") == []

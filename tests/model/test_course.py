@@ -39,6 +39,18 @@ def test_missing_key_is_an_error(root):
         parse_course(data, root)
 
 
+def test_a_section_is_a_zh_en_table_or_a_chinese_string(root):
+    data = _data(root)
+    assert parse_course(data, root).exercises[0].section("en") == data["exercises"][0]["section"]["en"]
+    data["exercises"][0]["section"] = "5.2、5.7 练习 1"  # the Chinese alone: its English made from it
+    section = parse_course(data, root).exercises[0].section
+    assert section("zh") == "5.2、5.7 练习 1" and section("en") == "section 5.2, 5.7 exercise 1"
+    for bad in ({"zh": "5.2"}, "", 5):
+        data["exercises"][0]["section"] = bad
+        with pytest.raises(CourseError, match="section|zh/en"):
+            parse_course(data, root)
+
+
 def test_missing_file_is_an_error(root):
     data = _data(root)
     data["exercises"][0]["file"] = "ex01_nowhere.py"

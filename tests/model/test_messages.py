@@ -94,6 +94,7 @@ def test_course_titles_and_hints_have_both_languages():
         _both(a["title"], f"assignment {a['id']}")
     for ex in RAW["exercises"]:
         _both(ex["title"], f"{ex['id']} title")
+        _both(ex["section"], f"{ex['id']} section")  # `grade list --lang en` showed the lesson's in Chinese
         assert 1 <= len(ex["hints"]), ex["id"]
         for n, hint in enumerate(ex["hints"], 1):
             _both(hint, f"{ex['id']} hint {n}")
@@ -140,7 +141,7 @@ def test_every_section_reads_in_english_but_its_quotes():
 
     cjk = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
     course = load_course()
-    sections = {ex.section for ex in course.exercises}
+    sections = {ex.section.zh for ex in course.exercises}
     for ex in course.exercises:
         from grader.judge.mistakes import mistakes_for
 

@@ -135,8 +135,29 @@ def test_gradescope_fields_and_visibility():
         assert {"name", "number", "score", "max_score", "status", "output", "visibility"} <= set(test)
         assert test["status"] in ("passed", "failed")
     assert len(data["tests"]) == 5  # the manual check is not scored by the autograder
-    never = json.loads(render(_results(), "gradescope", "en", hidden_visibility="hidden"))
-    assert {t["visibility"] for t in never["tests"]} == {"visible", "hidden"}
+    due = json.loads(render(_results(), "gradescope", "en", hidden_visibility="after_due_date"))
+    assert {t["visibility"] for t in due["tests"]} == {"visible", "after_due_date"}
+    with pytest.raises(ValueError, match="without points"):  # Gradescope's "hidden": tests without points only
+        render(_results(), "gradescope", "en", hidden_visibility="hidden")
+
+
+def test_gradescope_summary_shows_nothing_a_hidden_check_decided():
+    """The top-level output is always visible: per exercise the public checks' score and the
+    hidden checks' points, never a figure a hidden check's result is in, in either language."""
+    from dataclasses import replace
+
+    failed, passed = _results(), _results()
+    passed[0].checks = [replace(c, passed=True, finding=None) if not c.public else c for c in passed[0].checks]
+    for lang in ("zh", "en"):
+        one, other = (json.loads(render(r, "gradescope", lang)) for r in (failed, passed))
+        assert one["score"] != other["score"]  # the hidden checks did decide something
+        assert one["output"] == other["output"], (one["output"], other["output"])
+        public = [c for c in failed[0].checks if c.public]
+        figure = f"{sum(c.points for c in public)}/{sum(c.max_points for c in public)}"
+        assert figure in one["output"] and f"/{failed[0].max_score}" not in one["output"]
+    assert "public checks 1/4; hidden checks (7 points) shown once grades are published" in one["output"]
+    due = json.loads(render(failed, "gradescope", "zh", hidden_visibility="after_due_date"))["output"]
+    assert "公开检查 1/4 分；隐藏检查（7 分）在截止日期后显示" in due
 
 
 def test_gradescope_numbers_sort_in_course_order():

@@ -23,11 +23,13 @@ def test_a_long_output_says_how_many_lines_are_left_out():
 def test_a_flood_is_reported_as_the_kits_limit():
     kept = "".join(f"line {i}\n" for i in range(500))[:4000]
     lines = output_lines(Printed.of(kept, (20_000_000, 1_000_000)), "en")
-    assert "your code printed 20 MB (1,000,000 lines), over the kit's limit; the first 4,000 characters" in lines[0]
+    # the notice says what is shown (8 lines), not what the worker kept (4,000 characters)
+    assert "your code printed 20 MB (1,000,000 lines), over the kit's limit; its first 8 lines:" in lines[0]
+    assert sum(1 for l in lines if "| line" in l) == 8
     assert lines[-1].strip() == "… 999,992 more lines"
     assert "File too large" not in "\n".join(lines)
     zh = output_lines(Printed.of(kept, (20_000_000, 1_000_000)), "zh")
-    assert "还有 999,992 行" in zh[-1]
+    assert "还有 999,992 行" in zh[-1] and "前 8 行" in zh[0]
 
 
 def test_printed_survives_copies():

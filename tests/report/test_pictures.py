@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from grader.report import humanize as numbers
 from grader.model.course import Text
 from grader.model.results import CheckFailed, Finding
 from grader.report.pictures import LESSON_HISTORY, difference_lines, loss_lines, loss_png, pictures_for, shape_pipeline, sparkline
-from grader.model.differences import first_difference
+from grader.report.differences import first_difference
 from grader.model.results import CheckResult
 from grader.model.calls import Observation
 
@@ -92,6 +94,49 @@ def test_loss_png_is_written(tmp_path):
     path = loss_png(HISTORY, tmp_path / "sub" / "ex12_loss.png", "zh")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert path.stat().st_size > 10_000
+
+
+def _pixels(path):
+    from PIL import Image
+
+    return Image.open(path).convert("RGB").tobytes()
+
+
+def test_the_chinese_picture_draws_chinese_with_a_font_found_on_the_computer(tmp_path):
+    """The ex12 picture was English-only in Chinese mode: the font search read matplotlib's list,
+    made before the computer's Chinese font was installed."""
+    import warnings
+
+    from grader.report.loss_curve import cjk_font
+
+    font = cjk_font()
+    if font is None:
+        pytest.skip("no font on this computer draws Chinese (apt-get install fonts-wqy-microhei)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph … missing from font(s)": a Chinese label drawn as boxes
+        chinese = loss_png(HISTORY, tmp_path / "zh.png", "zh", font=font)
+    english = loss_png(HISTORY, tmp_path / "en.png", "en")
+    assert _pixels(chinese) != _pixels(english)
+    check = CheckResult("ex12", "a", Text("曲线", "curve"), 1, True, attachments={"history": HISTORY})
+    lines = pictures_for(check, "zh", picture_dir=tmp_path)
+    assert any("图：" in line for line in lines) and not any("英文" in line for line in lines)
+
+
+def test_without_a_chinese_font_the_labels_are_english_and_the_report_says_so(tmp_path):
+    import warnings
+
+    import matplotlib
+
+    from grader.report.loss_curve import cjk_font
+
+    latin = str(Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf")
+    assert cjk_font((latin,)) is None  # a font without the glyphs is not taken
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no Chinese drawn with a font that has none of it
+        fallback = loss_png(HISTORY, tmp_path / "zh.png", "zh", font=None)
+    assert _pixels(fallback) == _pixels(loss_png(HISTORY, tmp_path / "en.png", "en"))
+    said = loss_lines(HISTORY, "zh", png=fallback, png_in_english=True)
+    assert any("图里的文字是英文" in line and "fonts-noto-cjk" in line for line in said)
 
 
 # ---------------------------------------------------------------- ex13: the first difference

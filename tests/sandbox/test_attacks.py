@@ -1,11 +1,11 @@
 """攻击样本：学生代码想给自己加分、想读答案、想破坏评分。每一个都拿不到分，也伤不到别人。
 
-An attack corpus run through `grade batch` (and some through `grade all --submission`):
-each attack is a student whose ex01_windows.py tries one trick (their ex02 is the stub).
-Graded in the same batch as an honest student (the reference, full marks) and a stub
-student (zero). For every attack we prove: it earns no point beyond what its honest
-output earns, the grader finishes, the honest student keeps full marks, no file outside
-the output folder changes, and no process of the student's is left running.
+An attack corpus run through `grade batch` (and some through `grade all --submission`), graded
+officially (bubblewrap): each attack is a student whose ex01_windows.py tries one trick (their
+ex02 is the stub). Graded in the same batch as an honest student (the reference, full marks)
+and a stub student (zero). For every attack we prove: it earns no point beyond what its
+outputs earn, the grader finishes, the honest student keeps full marks, no file outside the
+output folder changes, and no process of the student's is left running.
 
 The course used is the kit's own, cut to ex01 and ex02 with a 3 s time limit per check
 (a copy of course.toml next to symlinks to the kit's folders), so the corpus runs in
@@ -18,19 +18,26 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from grader.sandbox.bubblewrap import bwrap_path
+
 KIT = Path(__file__).resolve().parents[2]
 GRADE = [sys.executable, "-c", "from grader.commands.main import entry; entry()"]
-ROOT = os.geteuid() == 0
+OFFICIAL = {**os.environ, "CI": "true"}  # `--submission` in CI: the official tier, as root or not
 EX01 = "ex01_windows.py"
 EX02 = "ex02_nll.py"
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
+                                reason="official grading runs in bubblewrap (Linux; .ci/run installs it)")
 
 WRONG = '''
 def shift_pairs(tokens):
@@ -260,45 +267,18 @@ def snapshot(*folders: Path) -> dict[str, str]:
     return found
 
 
-def _block_held(index: int) -> bool:
-    """Does a live run hold uid block `index` (grader.sandbox.uids)? Tried without waiting."""
-    import fcntl
-
-    from grader.sandbox import uids
-
-    path = os.path.join(uids.lock_dir(), f"{index}.lock")
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # our probe's lock, if it got one, goes with the fd
-    return False
-
-
-def student_processes() -> set[int]:
-    """Processes running as a worker uid (62000 and up, below 'nobody') whose block no live run
-    holds: what a run left behind. Other runs on the machine (the suite's other files run side
-    by side) hold their blocks while their workers live, so their workers are not counted."""
-    from grader.sandbox import uids
-
-    found, held = set(), {}
+def named(token: str) -> set[int]:
+    """The live processes named `token` (each attack names its process so, and its children
+    inherit the name): what a run left behind."""
+    found = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                uid = os.stat(f"/proc/{entry}").st_uid
+                with open(f"/proc/{entry}/comm") as comm:
+                    if comm.read().strip() == token and not _zombie(int(entry)):
+                        found.add(int(entry))
             except OSError:
                 continue
-            if uids.BASE <= uid < 65534:
-                block = (uid - uids.BASE) // uids.BLOCK
-                if block not in held:
-                    held[block] = _block_held(block)
-                if not held[block]:
-                    found.add(int(entry))
     return found
 
 
@@ -308,30 +288,38 @@ def graded(tmp_path_factory):
     course = make_course(tmp)
     cohort, out, marker = tmp / "cohort", tmp / "out", tmp / "pwned"
     paths = {"cohort": str(cohort), "out": str(out), "marker": str(marker)}
+    token = "atk" + secrets.token_hex(5)  # a process name no other run on the machine has
+    naming = f"import ctypes as _ctypes\n_ctypes.CDLL(None).prctl(15, {token.encode()!r}, 0, 0, 0)  # PR_SET_NAME\n"
     sources = {"honest": honest_ex01(), "stub": (KIT / "exercises" / EX01).read_text(encoding="utf-8"),
-               **attacks(paths)}
+               **{name: naming + source for name, source in attacks(paths).items()}}
     for name, source in sources.items():
         (cohort / name).mkdir(parents=True)
         (cohort / name / EX01).write_text(source, encoding="utf-8")
         ex02 = KIT / ("solutions" if name == "honest" else "exercises") / EX02
         (cohort / name / EX02).write_text(ex02.read_text(encoding="utf-8"), encoding="utf-8")
-    before_procs = student_processes()
     watched = [KIT / "solutions", KIT / "grader", cohort]
     before = snapshot(*watched)
-    run = subprocess.run(GRADE + ["--course", str(course), "batch", str(cohort), "--out", str(out), "-j", "2",
-                                  "--no-progress"], capture_output=True, text=True, timeout=600, cwd=tmp)
+    proc = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(cohort), "--out", str(out), "-j", "2",
+                                     "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp)
+    seen = []  # the attacks' processes, named, while they ran: the look for what is left can find them
+
+    def look() -> None:
+        while proc.poll() is None and not any(seen):
+            seen.append(named(token))
+            time.sleep(0.05)
+
+    threading.Thread(target=look, daemon=True).start()
+    stdout, stderr = proc.communicate(timeout=600)
+    run = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     after = snapshot(*watched)
     book = json.loads((out / "results.json").read_text(encoding="utf-8")) if (out / "results.json").exists() else None
-    # The run's block stays held a moment after the batch exits (its watchdog sweeps, then frees
-    # it): only then would what it left behind count as no live run's. What another test file's
-    # run (killed with -9 on purpose) leaves for its own watchdog is gone a moment later; what
-    # this run left is still there: seen twice, three seconds apart, and not a zombie.
-    time.sleep(2)
-    first = student_processes() - before_procs
+    # What this run left is still there a moment after it ended: seen twice, three seconds apart.
+    first = named(token)
     time.sleep(3)
-    left = {pid for pid in first & student_processes() if not _zombie(pid)}
+    left = first & named(token)
     return {"run": run, "book": book, "before": before, "after": after, "marker": marker, "tmp": tmp,
-            "course": course, "cohort": cohort, "procs": left}
+            "course": course, "cohort": cohort, "procs": left, "seen": any(seen)}
 
 
 def _zombie(pid: int) -> bool:
@@ -363,10 +351,6 @@ def test_stub_scores_zero(graded):
 @pytest.mark.parametrize("name", ATTACKS)
 def test_attack_earns_nothing(graded, name):
     """Every attack but rng_tamper implements ex01 wrongly: 0. rng_tamper is honest code: ex01 full."""
-    if name == "read_solutions" and not ROOT:
-        pytest.skip("reading the solutions is only prevented when grading as root (mount namespace)")
-    if name == "kill_others" and not ROOT:
-        pytest.skip("another user's processes are only protected when grading as root")
     result = graded["book"]["students"][name]
     by_id = {e["id"]: e for e in result["exercises"]}
     assert by_id["ex02"]["score"] == 0, (name, by_id["ex02"])  # the stub, whatever ex01 did
@@ -391,8 +375,7 @@ def test_forged_gradebook_is_overwritten(graded):
 
 
 def test_no_student_process_left(graded):
-    if not ROOT:
-        pytest.skip("workers run under their own uid only as root")
+    assert graded["seen"]  # while the batch ran
     assert not graded["procs"], graded["procs"]
 
 
@@ -404,14 +387,12 @@ def test_gradebook_names_every_student(graded):
                                   "write_files", "read_solutions"])
 def test_attack_through_grade_all(graded, name, tmp_path):
     """The same attacks through `grade all --submission DIR --format json` (one process, CI's way)."""
-    if name == "read_solutions" and not ROOT:
-        pytest.skip("reading the solutions is only prevented when grading as root")
     folder = graded["cohort"] / name
     before = snapshot(KIT / "solutions", KIT / "grader", graded["cohort"])
     out = tmp_path / "report.json"
     run = subprocess.run(GRADE + ["--course", str(graded["course"]), "all", "--submission", str(folder),
                                   "--format", "json", "--out", str(out)], capture_output=True, text=True,
-                         timeout=300, cwd=tmp_path)
+                         timeout=300, cwd=tmp_path, env=OFFICIAL)
     assert run.returncode == 1, run.stderr[-2000:]
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["score"] == 0
@@ -437,28 +418,24 @@ PIECE_THIEVES = {
 def test_the_graders_correct_pieces_are_out_of_reach(name, tmp_path):
     # ex11 and ex12 are graded with correct get_batch / bigram / estimate_loss in place of the
     # student's; those pieces must never be within reach of the exercise they answer.
-    if not ROOT:
-        pytest.skip("the pieces are hidden only when grading as root (mount namespace)")
     exercise, source = PIECE_THIEVES[name]
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / name.strip()).write_text(source, encoding="utf-8")
     run = subprocess.run(GRADE + [exercise, "--submission", str(sub), "--format", "json"], capture_output=True,
-                         text=True, timeout=600, env={**os.environ, "GRADE_LANG": "en"})
+                         text=True, timeout=600, env={**OFFICIAL, "GRADE_LANG": "en"})
     result = json.loads(run.stdout)
     passed = [c["name"] for c in result["exercises"][0]["checks"] if c["passed"] and c["score"]]
     assert not passed, passed
 
 
 def test_a_symlink_to_the_solution_is_not_followed(tmp_path):
-    # The fence reads the submission as root: a link to solutions/ must not become the answer.
-    if not ROOT:
-        pytest.skip("as a user the student could read solutions/ anyway")
+    # The judge reads the submission for the worker: a link to solutions/ must not become the answer.
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / EX01).symlink_to(KIT / "solutions" / EX01)
     run = subprocess.run(GRADE + ["ex01", "--submission", str(sub), "--format", "json"], capture_output=True,
-                         text=True, timeout=600)
+                         text=True, timeout=600, env=OFFICIAL)
     result = json.loads(run.stdout)
     assert result["score"] == 0, [c["name"] for c in result["exercises"][0]["checks"] if c["passed"]]
 
@@ -477,7 +454,7 @@ def test_an_answer_costly_to_spell_out_costs_the_grader_nothing(tmp_path):
     (tmp_path / "sub" / "ex05_tinygpt_loss.py").write_text(source, encoding="utf-8")
     out = tmp_path / "report.json"
     run = subprocess.run(GRADE + ["ex05", "--submission", str(tmp_path / "sub"), "--format", "json", "--out", str(out)],
-                         capture_output=True, text=True, timeout=600, env={**os.environ, "GRADE_LANG": "en"})
+                         capture_output=True, text=True, timeout=600, env={**OFFICIAL, "GRADE_LANG": "en"})
     assert run.returncode == 1, run.stderr[-2000:]
     assert out.stat().st_size < 200_000
     text = out.read_text(encoding="utf-8")

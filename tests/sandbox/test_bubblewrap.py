@@ -89,6 +89,24 @@ def leave_behind():
             time.sleep(0.1)
     return os.getpid()
 
+def read(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError as err:
+        return type(err).__name__
+
+def dig(depth):
+    """A working folder `depth` folders deep (more than a recursive removal can walk)."""
+    for _ in range(depth):
+        os.mkdir("d")
+        os.chdir("d")
+    return depth
+
+def workdirs():
+    """The workers' folders in /tmp, and this worker's own."""
+    return sorted(n for n in os.listdir("/tmp") if n.startswith("w")), os.getcwd()
+
 def look_around():
     found = []
     for folder in ("/tmp", "/dev/shm"):
@@ -112,9 +130,21 @@ def cohort(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def zygote(course, cohort):
+def under_tmp(tmp_path_factory):
+    """A data folder under the host's /tmp (where CI keeps a venv, Gradescope's tests their kit)."""
+    folder = tmp_path_factory.mktemp("data-under-tmp")
+    (folder / "corpus.txt").write_text("to be or not to be\n")
+    for path in (folder, *folder.parents):
+        if str(path).startswith("/tmp/"):
+            path.chmod(path.stat().st_mode | 0o755)  # pytest's are root's alone; the workers' uid reads it
+    (folder / "corpus.txt").chmod(0o644)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def zygote(course, cohort, under_tmp):
     z = Zygote(BUBBLEWRAP, uid=worker_uid(0) if os.geteuid() == 0 else None,
-               unseen=[*secret_paths(course), str(cohort)], data=data_folders(course)).start()
+               unseen=[*secret_paths(course), str(cohort)], data=[*data_folders(course), str(under_tmp)]).start()
     yield z
     z.close()
 
@@ -127,7 +157,8 @@ def worker(zygote, tmp_path):
 
 
 def test_the_reference_the_checks_and_other_students_are_not_there(worker, course, cohort):
-    wanted = [str(course.solutions_dir / "ex01_windows.py"), str(course.checks_dir), str(course.root / "course.toml"),
+    wanted = [str(course.solutions_dir / "ex01_windows.py"), str(course.unit("ex01") / "checks.py"),
+              str(course.root / "course.toml"),
               str(cohort / "other_student" / "ex01_windows.py"), *secret_paths(course)]
     seen = call_in(worker, "exists", wanted)["value"]
     assert not any(seen.values()), [p for p, there in seen.items() if there]
@@ -186,6 +217,48 @@ def test_nothing_a_worker_started_or_wrote_outlives_it(zygote, tmp_path):
         second.close()
     assert not [f for f in seen["files"] if "left" in f], seen
     assert len(seen["processes"]) <= 2, seen  # the zygote and this worker: the first one's child is gone
+
+
+def test_what_lies_under_the_hosts_tmp_is_bound_inside_the_sandboxs_tmp(zygote, under_tmp, tmp_path):
+    """The sandbox's own /tmp does not hide an interpreter, a kit or data kept under the host's
+    /tmp; and emptying /tmp after a worker leaves them for the next one."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        write_module(tmp_path / name, PROBE)
+    for name in ("a", "b"):
+        worker = worker_for(zygote, tmp_path / name)
+        try:
+            assert call_in(worker, "read", str(under_tmp / "corpus.txt"))["value"] == "to be or not to be\n"
+        finally:
+            worker.close()
+
+
+def test_a_tree_too_deep_to_walk_is_removed_and_stops_nothing(zygote, tmp_path):
+    (tmp_path / "a").mkdir()
+    first = worker_for(zygote, write_module(tmp_path / "a", PROBE))
+    try:
+        assert call_in(first, "dig", 4000, timeout=60)["value"] == 4000
+    finally:
+        first.close()
+    pid = zygote.pid
+    second = worker_for(zygote, write_module(tmp_path / "a", PROBE))
+    try:
+        folders, own = call_in(second, "workdirs")["value"]
+        assert folders == [own.split("/")[2]]  # the deep one went with its worker
+    finally:
+        second.close()
+    assert zygote.pid == pid  # swept by the same zygote: it did not end on it
+
+
+def test_emptying_tmp_keeps_the_sandboxs_own_folders_and_nothing_a_worker_added(tmp_path):
+    from grader.sandbox import sweep
+
+    (tmp_path / "ci" / "venv").mkdir(parents=True)
+    kept = sweep.entries([str(tmp_path)])  # as the zygote finds /tmp before any worker
+    (tmp_path / "left.txt").write_text("x")
+    (tmp_path / "mine").mkdir()
+    sweep.empty([str(tmp_path)], keep=kept)
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == ["ci", "ci/venv"]
 
 
 def test_the_self_check_refuses_to_start_when_a_secret_is_visible(course):

@@ -1,6 +1,8 @@
 """The reference in the kit's other copies stays out of a worker's reach: what a build leaves in
-a checkout (`build/`, `dist/`), the checkout an installed kit came from, the installed package
-beside a checkout (grader.model.paths.other_copies, grader.sandbox.hidden.kit_secrets)."""
+a checkout (`build/`, `dist/`), its history, the checkout an installed kit came from, the
+installed package beside a checkout (grader.model.paths.other_copies). In the bubblewrap tier
+none of it is there at all; in the container tier each is among the paths whose modes are
+checked as the workers' uid before any submission runs (grader.run.startup.secret_paths)."""
 
 from __future__ import annotations
 
@@ -9,13 +11,13 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from grader.model import paths
-from tests.sandbox.as_user import needs_root
+from grader.run.startup import CHECKOUT_COPIES, secret_paths
+from grader.sandbox.bubblewrap import bwrap_path
 
 KIT = Path(__file__).resolve().parents[2]
 SOURCES = ["grader", "exercises", "solutions", "datasets", "course.toml", "pyproject.toml"]
@@ -28,32 +30,30 @@ make_windows, shift_pairs, count_targets = _ns["make_windows"], _ns["shift_pairs
 '''
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
-@needs_root
-def test_a_build_folder_in_the_checkout_is_hidden_from_workers():
-    """Not under /tmp (a worker's /tmp is its own): a kit copy where every uid can read it."""
-    place = Path(tempfile.mkdtemp(prefix="grade-copies-", dir="/var/cache"))
-    try:
-        os.chmod(place, 0o755)
-        kit = place / "kit"
-        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade*")
-        for name in SOURCES:
-            (shutil.copytree if (KIT / name).is_dir() else shutil.copy2)(KIT / name, kit / name,
-                                                                         **({"ignore": ignore} if (KIT / name).is_dir() else {}))
-        shutil.copytree(kit / "solutions", kit / "build" / "lib" / "grader" / "_kit" / "solutions")
-        for folder, _, _ in os.walk(place):
-            os.chmod(folder, 0o755)
-        student = place / "thief"
-        student.mkdir()
-        (student / "ex01_windows.py").write_text(THIEF.format(kit=str(kit)))
-        env = {**os.environ, "PYTHONPATH": str(kit), "GRADE_LANG": "en", "PYTHONDONTWRITEBYTECODE": "1"}
-        run = subprocess.run([sys.executable, "-c", "from grader.commands.main import entry; entry()", "ex01",
-                              "--submission", str(student), "--format", "json"],
-                             capture_output=True, text=True, env=env, cwd=kit, timeout=600)
-        result = json.loads(run.stdout)
-        assert result["score"] == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    finally:
-        shutil.rmtree(place, ignore_errors=True)
+@pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None, reason="the bubblewrap tier")
+def test_a_build_folder_in_the_checkout_is_out_of_a_workers_reach(tmp_path):
+    """`grade ex01 --submission` of a student who reads the reference a build left in the checkout."""
+    kit = tmp_path / "kit"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".grade*")
+    for name in SOURCES:
+        if (KIT / name).is_dir():
+            shutil.copytree(KIT / name, kit / name, ignore=ignore)
+        else:
+            shutil.copy2(KIT / name, kit / name)
+    shutil.copytree(kit / "solutions", kit / "build" / "lib" / "grader" / "_kit" / "solutions")
+    for folder, _, _ in os.walk(tmp_path):
+        os.chmod(folder, 0o755)
+    student = tmp_path / "thief"
+    student.mkdir()
+    (student / "ex01_windows.py").write_text(THIEF.format(kit=str(kit)))
+    env = {**os.environ, "PYTHONPATH": str(kit), "GRADE_LANG": "en", "PYTHONDONTWRITEBYTECODE": "1", "CI": "true"}
+    run = subprocess.run([sys.executable, "-c", "from grader.commands.main import entry; entry()", "ex01",
+                          "--submission", str(student), "--format", "json"],
+                         capture_output=True, text=True, env=env, cwd=kit, timeout=600)
+    result = json.loads(run.stdout)
+    assert result["score"] == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    told = " ".join(c["message"] for e in result["exercises"] for c in e["checks"])
+    assert "FileNotFoundError" in told, told  # not there at all, as the worker sees it
 
 
 class _Dist:
@@ -78,11 +78,16 @@ def test_the_checkout_an_install_came_from_and_the_installed_package_are_found(t
     assert paths.other_copies() == [checkout, site.resolve()]
     monkeypatch.setattr(paths, "in_checkout", lambda: True)  # from a checkout: only the installed package
     assert paths.other_copies() == [site.resolve()]
-    from grader.sandbox.hidden import kit_secrets
-
-    assert str(checkout / "build") in kit_secrets(checkout) and str(checkout / "solutions") in kit_secrets(checkout)
-    assert kit_secrets(site.resolve()) == [str(site.resolve() / "grader" / n) for n in
-                                           ("_kit/solutions", "checks", "mistakes", "pieces", "answers.bin")]
+    hidden = secret_paths(None)
+    assert str(site.resolve() / "grader") in hidden and str(site.resolve() / "build") not in hidden
+    for name in CHECKOUT_COPIES:  # this checkout's own build/, dist/, history, …
+        assert str(paths.KIT_ROOT / name) in hidden
+    (checkout / "course.toml").write_text("")
+    monkeypatch.setattr(paths, "in_checkout", lambda: False)
+    hidden = secret_paths(None)
+    for name in ("solutions", "grader", "build", "dist", ".git"):  # the checkout it was installed from
+        assert str(checkout / name) in hidden
+    monkeypatch.setattr(paths, "in_checkout", lambda: True)
     # only the instructor's distribution installed (a wheel built from the repository, named so)
     def instructors_only(name):
         if name != paths.INSTRUCTOR_DISTRIBUTION:

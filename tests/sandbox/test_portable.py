@@ -1,17 +1,13 @@
 """The portable workers (fresh interpreters, `GRADE_WORKER=spawn`): same grades, no POSIX-only call.
 
-1. `grade ex01 --submission …` runs in a process where what Windows lacks is gone (a
-   sitecustomize deletes os.fork, os.killpg, os.setpgid, signal.SIGALRM/SIGKILL,
+1. A student's own `grade ex01` (the practice tier) runs in a process where what Windows lacks
+   is gone (a sitecustomize deletes os.fork, os.killpg, os.setpgid, signal.SIGALRM/SIGKILL,
    select.select, AF_UNIX and fd passing, makes `import resource` / `import fcntl` fail and
    /proc unreadable): the reference scores full marks (exit 0), a wrong answer scores what
    it scores with forked workers (exit 1), an endless loop that started a process of its own
    is stopped at the time limit with that process ended too. Every worker ran under the
-   same restrictions (each one logs itself).
-   A submission that is a link (to the kit's solutions/, through /proc/self/cwd) is refused
-   whole, and one that imports a link (a `*.py` linked, relatively or not, or a FIFO) has that
-   file refused alone, said at its import, in spawn mode, its workers also without `O_NOFOLLOW`,
-   `O_DIRECTORY` and `dir_fd` (as on Windows: `grader.sandbox.intake`'s path walker copies
-   the submission into the worker's private folder, and only the copy is imported).
+   same restrictions (each one logs itself). (The official tiers are Linux's; how their intake
+   reads a submission without `O_NOFOLLOW` and `dir_fd` is tests/sandbox/test_intake.py's.)
 2. In both modes: the reference at full marks and the known mistakes (written into the
    file as a student would) failing, through the same judge.
 3. The pieces: the mode choice, frames over pipes, the pipe channel's time-out, the tree kill,
@@ -101,6 +97,7 @@ def restricted_env(tmp_path: Path, log: Path, **extra) -> dict:
 
 
 def grade_json(args, env, cwd) -> tuple[subprocess.CompletedProcess, dict | None]:
+    """`grade ARGS` run in `cwd`: without `--submission`, a student's own run of `cwd/exercises`."""
     out = Path(cwd) / "report.json"
     out.unlink(missing_ok=True)
     run = subprocess.run(GRADE + args + ["--format", "json", "--out", str(out)], capture_output=True, text=True,
@@ -124,64 +121,26 @@ def off_by_one_ex01() -> str:
 def test_the_command_line_grades_where_posix_calls_are_missing(tmp_path):
     log = tmp_path / "processes.log"
     right, wrong = tmp_path / "right", tmp_path / "wrong"
-    right.mkdir()
-    wrong.mkdir()
-    shutil.copy(KIT / "solutions" / "ex01_windows.py", right)
-    (wrong / "ex01_windows.py").write_text(off_by_one_ex01(), encoding="utf-8")
+    (right / "exercises").mkdir(parents=True)
+    (wrong / "exercises").mkdir(parents=True)
+    shutil.copy(KIT / "solutions" / "ex01_windows.py", right / "exercises")
+    (wrong / "exercises" / "ex01_windows.py").write_text(off_by_one_ex01(), encoding="utf-8")
 
-    run, report = grade_json(["ex01", "--submission", str(right)], restricted_env(tmp_path, log, GRADE_WORKER="spawn"),
-                             tmp_path)
+    run, report = grade_json(["ex01"], restricted_env(tmp_path, log, GRADE_WORKER="spawn"), right)
     assert run.returncode == 0, run.stderr[-3000:]
     assert report["score"] == report["max_score"] > 0
     assert "Traceback" not in run.stdout + run.stderr
 
     # No GRADE_WORKER: without fork the spawn mode is chosen by itself.
-    run, report = grade_json(["ex01", "--submission", str(wrong)], restricted_env(tmp_path, log), tmp_path)
+    run, report = grade_json(["ex01"], restricted_env(tmp_path, log), wrong)
     assert run.returncode == 1, run.stderr[-3000:]
     assert 0 < report["score"] < report["max_score"]
-    forked, expected = grade_json(["ex01", "--submission", str(wrong)], {**os.environ, "GRADE_WORKER": "fork",
-                                                                         "GRADE_LANG": "en"}, tmp_path)
+    forked, expected = grade_json(["ex01"], {**os.environ, "GRADE_WORKER": "fork", "GRADE_LANG": "en"}, wrong)
     assert forked.returncode == 1 and checks_of(report) == checks_of(expected)
 
     lines = [line.split()[1:] for line in log.read_text(encoding="utf-8").splitlines()]
     judges, workers = [a for a in lines if "ex01" in a], [a for a in lines if a == ["-c"]]
     assert len(judges) == 2 and len(workers) >= 2, lines  # the two judges and their workers: all restricted
-
-
-@pytest.mark.parametrize("layout", ["folder_link", "module_link", "relative_file", "proc_cwd", "module_fifo"])
-def test_a_linked_submission_is_refused_in_spawn_mode_without_posix_calls(tmp_path, layout):
-    """The kit's solutions/ reached through a link is never graded as the student's: refused
-    (the folder whole, a file alone), 0, the reason said, by workers that have neither
-    O_NOFOLLOW nor dir_fd."""
-    student = tmp_path / "student"
-    student.mkdir()
-    folder = student
-    if layout in ("folder_link", "proc_cwd"):
-        target = KIT / "solutions" if layout == "folder_link" else "/proc/self/cwd/solutions"
-        os.symlink(target, student / "exercises")
-        folder = student / "exercises"  # the folder graded is itself the link
-    elif layout == "relative_file":
-        os.symlink(os.path.relpath(KIT / "solutions" / "ex01_windows.py", student), student / "ex01_windows.py")
-    else:  # a module the exercise imports: a link to the reference, or a FIFO (not read, and said)
-        (student / "ex01_windows.py").write_text("from windows_helper import *\n", encoding="utf-8")
-        if layout == "module_link":
-            os.symlink(KIT / "solutions" / "ex01_windows.py", student / "windows_helper.py")
-        else:
-            os.mkfifo(student / "windows_helper.py")
-    log = tmp_path / "processes.log"
-    env = restricted_env(tmp_path, log, GRADE_WORKER="spawn", PORTABLE_TEST_NO_NOFOLLOW="1")
-    out = tmp_path / "report.json"  # run from the kit's root: /proc/self/cwd/solutions is its reference
-    run = subprocess.run(GRADE + ["ex01", "--submission", str(folder), "--format", "json", "--out", str(out)],
-                         capture_output=True, text=True, env=env, cwd=KIT, timeout=600)
-    assert run.returncode == 1 and out.is_file(), run.stdout[-2000:] + run.stderr[-3000:]
-    report = json.loads(out.read_text(encoding="utf-8"))
-    assert report["score"] == 0 < report["max_score"], report
-    told = " ".join(c["message"] for e in report["exercises"] for c in e["checks"])
-    whole = layout in ("folder_link", "proc_cwd")
-    assert ("submission refused" if whole else "not read: ") in told, told
-    assert ("FIFO" if layout == "module_fifo" else "symbolic link") in told, told
-    workers = [line.split()[1:] for line in log.read_text(encoding="utf-8").splitlines()]
-    assert ["-c", "no-nofollow"] in workers, workers  # the portable walker did the reading
 
 
 def short_course(tmp: Path, timeout: int = 3) -> Path:
@@ -221,8 +180,8 @@ def alive(pid: int) -> bool:
 
 def test_a_time_limit_ends_the_whole_tree_without_posix_calls(tmp_path):
     pids = tmp_path / "children.txt"
-    sub = tmp_path / "sub"
-    sub.mkdir()
+    sub = tmp_path / "student" / "exercises"
+    sub.mkdir(parents=True)
     (sub / "ex01_windows.py").write_text(textwrap.dedent(f'''
         import subprocess, sys
 
@@ -237,8 +196,8 @@ def test_a_time_limit_ends_the_whole_tree_without_posix_calls(tmp_path):
     '''), encoding="utf-8")
     course = short_course(tmp_path, timeout=2)
     started = time.monotonic()
-    run, report = grade_json(["--course", str(course), "ex01", "--submission", str(sub)],
-                             restricted_env(tmp_path, tmp_path / "log", GRADE_WORKER="spawn"), tmp_path)
+    run, report = grade_json(["--course", str(course), "ex01"],
+                             restricted_env(tmp_path, tmp_path / "log", GRADE_WORKER="spawn"), sub.parent)
     assert run.returncode == 1, run.stderr[-3000:]
     assert report["score"] == 0
     assert any("Timeout" in c["message"] or "time" in c["message"].lower()

@@ -81,6 +81,16 @@ def test_output_is_captured_and_capped(worker):
     assert answer["ok"] and 0 < len(answer["output"]) <= 4001
 
 
+def test_what_the_import_printed_comes_with_the_first_answer(zygote, tmp_path):
+    (tmp_path / "ex99_demo.py").write_text('print("hello from the import")\ndef add(a, b):\n    return a + b\n')
+    w = worker_for(zygote, tmp_path)
+    try:
+        assert "hello from the import" in run(w, "add", 1, 2)["output"]
+        assert run(w, "add", 1, 2)["output"] == ""  # once
+    finally:
+        w.close()
+
+
 def test_only_the_students_frames_are_shown(worker):
     answer = run(worker, "nested")
     error = answer["error"]

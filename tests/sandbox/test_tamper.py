@@ -5,9 +5,11 @@ as root here; the PID-namespace attack also as an ordinary user (uid 61999 in a 
 namespace that makes the interpreter reachable). Each one must earn nothing: the linked
 folders score 0 with "submission refused", a `*.py` that is a link or a FIFO is not read and
 its exercise scores 0 saying so (a correct answer beside links and FIFOs it never reads, its
-own exercise's file included, keeps full marks), the patched or walked observers score
-0 with "observers were changed", and every flagged file carries the review mark in the text
-report, results.json, grades.csv and the CI formats.
+own exercise's file included, keeps full marks), code that goes after what once observed the
+student's code in the worker (probes, nets, frames) scores exactly what its outputs earn, the
+score of the same code without the attack, and every file that reaches for the grader or
+hides a name carries the review mark in the text report, results.json, grades.csv and the CI
+formats.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests import corpus
-from tests.sandbox.as_user import as_user_prefix, needs_root
+from tests.sandbox.as_user import as_user_prefix, needs_root, user_env
 
 KIT = Path(__file__).resolve().parents[2]
 GRADE = [str(Path(sys.executable).parent / "grade")]
@@ -421,53 +423,67 @@ ATTACKS = {
 }
 
 
+# The same code without the attack: what the attack's outputs earn. ex02's forbidden APIs are
+# read from the source (the same names in both), ex11's modes and gradients from the numbers
+# estimate_loss returns (the same loop in both).
+_EX02_HONEST = EX02_CHEAT.format(reach="", patch="")
+TWINS = {
+    **{name: _EX02_HONEST for name, (ex, _, code) in ATTACKS.items() if code.startswith(EX02_CHEAT[:60])},
+    **{name: EX11_CHEAT.format(reach="", patch="", during="pass") for name, (ex, _, _) in ATTACKS.items() if ex == "ex11"},
+    "ex02_pop_by_helper": EX02_POP.format(reach="import contextlib\n    _off = contextlib.nullcontext"),
+    "ex02_pop_by_built_name": EX02_POP.format(reach="import contextlib\n    _off = contextlib.nullcontext"),
+    "ex02_in_a_thread": EX02_ELSEWHERE.format(reach="""def _elsewhere(what, *args):
+        if what == "ce":
+            return F.cross_entropy(args[0], args[1], ignore_index=args[2])
+        return F.softmax(args[0], dim=-1) if what == "softmax" else torch.logsumexp(args[0], -1)"""),
+    "ex02_kernel_for_one_key": EX02_KERNELS.format(reach="def _log_softmax(x):\n        return torch.log_softmax(x, -1)"),
+    "ex02_kernels_in_a_helper": EX02_KERNELS.format(reach="def _log_softmax(x):\n        return torch.log_softmax(x, -1)"),
+}
+TWINS["ex02_in_a_fresh_interpreter"] = TWINS["ex02_in_a_thread"]
+# Attacks whose source neither reaches for the grader nor hides a name: with nothing left in
+# the worker to attack, their code is plain forbidden-API use, and the rule scores it so.
+UNFLAGGED = {"ex02_pop_by_helper", "ex02_in_a_thread", "ex02_kernel_for_one_key", "ex02_kernels_in_a_helper"}
+# A signal handler clearing every list in the running frames every half millisecond: what its
+# outputs earn depends on where it strikes, never more than the same code without it.
+CHAOTIC = {"ex11_by_signal_frames"}
+
+
 @pytest.fixture(scope="module")
 def tampered_cohort(tmp_path_factory):
-    """Every observer attack in one cohort, graded once by `grade batch` (ex02, ex11)."""
+    """Every observer attack and its twin (the same code without the attack) in one cohort,
+    graded once by `grade batch` (ex02, ex11)."""
     cohort = tmp_path_factory.mktemp("tamper") / "cohort"
     for name, (_, file, code) in ATTACKS.items():
-        _write(cohort / name, file, code)
-        for helper, helper_code in HELPERS.get(name, {}).items():
-            _write(cohort / name, helper, helper_code)
-        if file.startswith("ex11"):
-            shutil.copy(KIT / "solutions" / "ex08_get_batch.py", cohort / name / "ex08_get_batch.py")
+        for student, text in ((name, code), (f"twin_{name}", TWINS[name])):
+            _write(cohort / student, file, text)
+            for helper, helper_code in HELPERS.get(name, {}).items():
+                _write(cohort / student, helper, helper_code)
+            if file.startswith("ex11"):
+                shutil.copy(KIT / "solutions" / "ex08_get_batch.py", cohort / student / "ex08_get_batch.py")
     out = cohort.parent / "out"
     run = _grade("batch", str(cohort), "--out", str(out), "--only", "ex02", "--only", "ex11", "-j", "2",
-                 "--no-progress", "--format", "junit", "--format", "gradescope", "--format", "github", timeout=1200)
+                 "--no-progress", "--format", "junit", "--format", "gradescope", "--format", "github", timeout=1800)
     assert run.returncode in (0, 1), run.stderr[-3000:]
     return out
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
-def test_observer_attacks_score_zero(tampered_cohort, name):
+def test_observer_attacks_score_what_their_outputs_earn(tampered_cohort, name):
     exercise = ATTACKS[name][0]
-    rows = {r["student"]: r for r in csv.DictReader((tampered_cohort / "grades.csv").open(encoding="utf-8"))}
-    # Without the patch the same code scores 1/12 (ex02) and 9/12 (ex11); the attack must not
-    # add a point, and a detected one scores 0. Code run elsewhere (ex02's thread and fresh
-    # interpreter) cannot start there, and keeps only the forbidden-API check's 2 points, as
-    # any wrong answer that calls no forbidden API does.
-    most = 2 if name in ("ex02_in_a_thread", "ex02_in_a_fresh_interpreter") else 1 if exercise == "ex02" else 9
-    assert int(rows[name][exercise]) <= most, rows[name]
     book = json.loads((tampered_cohort / "results.json").read_text(encoding="utf-8"))
-    result = book["students"][name]
-    assert result["review"]["flagged"], result["review"]  # the scan saw it before anything ran
 
+    def checks(student):
+        found = [e for e in book["students"][student]["exercises"] if e["id"] == exercise][0]
+        return {c["name"]: c["passed"] for c in found["checks"]}, found["score"]
 
-@pytest.mark.parametrize("name", ["ex02_by_import", "ex11_by_import", "ex11_by_gc", "ex11_by_frames",
-                                  "ex11_by_traceback_frame", "ex11_by_import_hook", "ex02_patch_torch_back",
-                                  "ex11_by_spoofed_file_name", "ex11_by_code_from_a_string",
-                                  "ex11_by_a_module_it_wrote", "ex02_pop_by_helper", "ex02_pop_by_built_name",
-                                  "ex02_empty_the_net_in_place", "ex02_net_code_through_a_library",
-                                  "ex02_swaps_a_module_at_import", "ex02_kernel_for_one_key", "ex02_kernels_in_a_helper"])
-def test_detected_attacks_name_what_was_touched(tampered_cohort, name):
-    book = json.loads((tampered_cohort / "results.json").read_text(encoding="utf-8"))
-    exercise = [e for e in book["students"][name]["exercises"] if e["id"] == ATTACKS[name][0]][0]
-    assert exercise["score"] == 0
-    message = exercise["checks"][0]["message"]
-    assert "observers were changed or reached for" in message
-    assert any(word in message for word in ("grader.probes", "gc.get_objects", "sys._getframe", "tb_frame",
-                                            "sys.meta_path", "torch.nn.functional", "posing as a library",
-                                            "turns off the grader's watch", "assigning __code__ of the grader's")), message
+    (attack, attack_score), (twin, twin_score) = checks(name), checks(f"twin_{name}")
+    if name in CHAOTIC:
+        assert attack_score <= twin_score, (attack, twin)
+    else:
+        assert (attack, attack_score) == (twin, twin_score)
+    assert twin_score == (0 if exercise == "ex02" else 9)  # F.softmax in every ex02 function; ex11 without eval, no_grad
+    assert bool(book["students"][name]["review"]["flagged"]) is (name not in UNFLAGGED), book["students"][name]["review"]
+    assert not book["students"][f"twin_{name}"]["review"]["flagged"], book["students"][f"twin_{name}"]["review"]
 
 
 def test_review_mark_in_every_format(tampered_cohort):
@@ -525,14 +541,14 @@ def test_wrong_types_fail_with_the_way_to_the_right_one(tmp_path):
 
 @needs_root
 def _grade_ex01(place: Path, folder: Path, source: str, as_user: bool) -> subprocess.CompletedProcess:
-    """`grade ex01 --submission folder` (holding `source`), as uid 61999 when `as_user`; `place`
-    (a scratch folder under /tmp) is removed afterwards."""
+    """`grade ex01 --submission folder` (holding `source`) graded officially (bubblewrap), as uid
+    61999 when `as_user`; `place` (a scratch folder under /tmp) is removed afterwards."""
     _write(folder, "ex01_windows.py", source)
     for p in folder.iterdir():
         p.chmod(0o644)
     folder.chmod(0o755)
     prefix = as_user_prefix(place) if as_user else []
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(place), "GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"}
+    env = user_env(place, GPT_COURSE_DATA=DATA, GRADE_LANG="en", CI="true")
     try:
         return subprocess.run([*prefix, *GRADE, "ex01", "--submission", str(folder)],
                               cwd="/", env=env, capture_output=True, text=True, timeout=600)
@@ -543,7 +559,8 @@ def _grade_ex01(place: Path, folder: Path, source: str, as_user: bool) -> subpro
 def test_as_a_user_the_worker_cannot_signal_the_grader():
     """kill(-1) and a kill of every pid in /proc from the student's import: the grade survives.
 
-    Run as uid 61999 (no one else's): without a PID namespace, kill(-1) would end the grader.
+    Run as uid 61999 (no one else's): outside the sandbox's PID namespace, kill(-1) would end
+    the grader.
     """
     import tempfile
 
@@ -571,9 +588,9 @@ def test_as_a_user_the_worker_cannot_signal_the_grader():
 
 @pytest.mark.parametrize("as_user", [False, True], ids=["root", "user"])
 def test_a_program_the_code_starts_cannot_trace_the_worker(as_user):
-    """A child process runs without the guard's audit hook: ptrace(PTRACE_ATTACH) on the worker
-    would let it stop it and rewrite its memory (the probes, the nets). The worker is not
-    dumpable, so the kernel refuses (as a user, the same uid: it once stopped the worker)."""
+    """A program the code starts tries ptrace(PTRACE_ATTACH) on the worker, to stop it and rewrite
+    its memory: the sandbox's syscall filter refuses it (EPERM), as root and as a user (the
+    same uid as the worker's)."""
     import tempfile
 
     if as_user and os.geteuid() != 0:
@@ -593,9 +610,10 @@ def test_a_program_the_code_starts_cannot_trace_the_worker(as_user):
 # --------------------------------------------------------------------------- point 2: the channel
 
 def test_a_frame_written_to_the_workers_channel_is_not_an_answer(tmp_path):
-    """The submission finds the channel's descriptor and writes a well-formed answer of its own
-    (saying what a correct estimator would make the probe say), then leaves before the worker
-    answers: the frame is not signed, the exercise scores 0 and says why."""
+    """The submission finds the channel's descriptor and writes an answer of its own (in the
+    shape a signed one once had), then leaves before the worker answers: what the judge reads is
+    the worker's answer and is not plain data, the exercise scores 0 and says why.
+    (tests/sandbox/test_forged_channel.py: well-formed frames score what their outputs earn.)"""
     import struct
 
     from grader.sandbox import plaincodec
@@ -614,4 +632,4 @@ def test_a_frame_written_to_the_workers_channel_is_not_an_answer(tmp_path):
     data = json.loads(run.stdout)
     exercise = data["exercises"][0]
     assert exercise["score"] == 0, exercise
-    assert any("did not sign" in (c.get("message") or "") for c in exercise["checks"]), exercise["checks"][0]
+    assert all("ended unexpectedly" in c["message"] for c in exercise["checks"]), exercise["checks"][0]

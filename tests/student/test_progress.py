@@ -17,6 +17,7 @@ from grader.student.progress import (FAILED, NOT_STARTED, PASSED, STATE_FILE, lo
 from grader.model.results import CheckResult, ExerciseResult
 
 COURSE = load_course()
+HAN = re.compile(r"[\u4e00-\u9fff]")
 FIRST, SECOND, THIRD = (e.id for e in COURSE.exercises[:3])
 
 
@@ -74,8 +75,76 @@ def test_list_shows_the_same_at_a_glance(tmp_path):
     record_attempt(tmp_path, [result(FIRST, [True])])
     out = run("--lang", "zh", "list", "--submission", str(tmp_path), "--no-color").output
     line = next(l for l in out.splitlines() if FIRST in l)
-    assert "通过" in line and COURSE.exercise(FIRST).section[:4] in line
+    assert "通过" in line and COURSE.exercise(FIRST).section("zh") in line
     assert all(e.id in out for e in COURSE.exercises)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_list_shows_titles_and_sections_whole_in_the_language_asked(tmp_path, lang):
+    """`grade list --lang en` showed the bigram lesson's sections in Chinese, cut with `…`;
+    off a terminal nothing is cut: every title and section whole, on its exercise's line."""
+    out = run("--lang", lang, "list", "--submission", str(tmp_path), "--no-color").output
+    assert "…" not in out
+    for ex in COURSE.exercises:
+        line = next(l for l in out.splitlines() if f" {ex.id} " in l)
+        assert ex.title(lang) in line and ex.section(lang) in line, line
+        if lang == "en":
+            assert not HAN.search(line.replace(ex.id, "")), line
+
+
+@pytest.mark.parametrize("lang,compact", [("zh", True), ("en", True), ("zh", False), ("en", False)])
+def test_a_narrow_terminal_wraps_titles_and_sections_never_cuts_them(tmp_path, lang, compact):
+    """A terminal narrower than the table: each line fits, and what wraps is all there, no
+    character cut in two (a title was cut with `…` even where the terminal had room)."""
+    from grader.report.layout import width
+    from grader.student.progress import status_lines
+
+    record_attempt(tmp_path, [result(FIRST, [True, False])])
+    columns = 64 if compact else 90
+    lines = status_lines(COURSE, tmp_path, lang, compact=compact, width=columns)
+    assert max(width(line) for line in lines[:-1]) <= columns, "\n".join(lines)  # (the summary line: its own)
+    assert len(lines) > len(COURSE.exercises) + len(COURSE.assignments) + 2  # something wrapped
+    shown = "\n".join(lines)
+    assert "…" not in shown and "\ufffd" not in shown
+    for ex in COURSE.exercises:  # each title (and section) whole, read down its column from its row on
+        rest = shown[shown.index(f" {ex.id} "):]
+        texts = [ex.title(lang)] + ([ex.section(lang)] if compact else [])
+        assert all(_in_order("".join(text.split()), "".join(rest.split())) for text in texts), (ex.id, shown)
+
+
+def _in_order(needle: str, hay: str) -> bool:
+    """Every character of `needle` in `hay`, in order (other columns' text in between)."""
+    found = iter(hay)
+    return all(ch in found for ch in needle)
+
+
+def test_status_shows_the_best_attempt_beside_the_last(tmp_path):
+    """A better attempt, then a worse one: status showed only the last (2/4)."""
+    record_attempt(tmp_path, [result(FIRST, [True, False])])
+    record_attempt(tmp_path, [result(FIRST, [True, True])])
+    record_attempt(tmp_path, [result(FIRST, [False, False])])
+    row = next(r for r in progress_of(COURSE, tmp_path) if r.exercise.id == FIRST)
+    assert row.score == 0 and row.best_score == 4 and row.state == FAILED and row.best_time
+    out = run("--lang", "en", "status", "--submission", str(tmp_path), "--no-color").output
+    head = next(l for l in out.splitlines() if "exercise" in l and "title" in l)
+    assert head.split()[-3:] == ["last", "best", "graded"]
+    line = next(l for l in out.splitlines() if FIRST in l)
+    points = COURSE.exercise(FIRST).points
+    assert re.search(rf"\b0/{points}\s+4/{points} \(\d\d-\d\d \d\d:\d\d\)", line), line
+    record_attempt(tmp_path, [result(FIRST, [True, True])])  # as good as the best: the last is the best
+    line = next(l for l in run("--lang", "en", "status", "--submission", str(tmp_path)).output.splitlines()
+                if FIRST in l)
+    assert re.search(rf"\b4/{points}\s+4/{points}\s+\d\d-\d\d", line), line
+
+
+def test_a_record_of_an_older_kit_is_its_own_best(tmp_path):
+    save_state(tmp_path, {"exercises": {FIRST: {"status": "failed", "score": 3, "max_score": 4,
+                                                "time": "2026-01-02 03:04:05", "at": 1.0}}})
+    row = next(r for r in progress_of(COURSE, tmp_path) if r.exercise.id == FIRST)
+    assert row.best_score == 3 and row.best_time == ""
+    record_attempt(tmp_path, [result(FIRST, [False, False])])
+    row = next(r for r in progress_of(COURSE, tmp_path) if r.exercise.id == FIRST)
+    assert row.score == 0 and row.best_score == 3 and row.best_time == "2026-01-02 03:04"
 
 
 def test_status_with_a_missing_folder_is_a_usage_error(tmp_path):

@@ -28,12 +28,17 @@ WRONG = RIGHT.replace("while i + block_size + 1 <= len(tokens):", "while i + blo
 class Terminal:
     """A child process on a pty: read until a pattern shows, send keys."""
 
-    def __init__(self, argv: list[str], cwd: Path):
+    def __init__(self, argv: list[str], cwd: Path, columns: int = 80):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
             os.chdir(cwd)
             os.environ.pop("GRADE_LANG", None)
+            os.environ.pop("COLUMNS", None)
             os.execv(argv[0], argv)
+        import fcntl
+        import struct
+
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
         self.seen = bytearray()
 
     @property
@@ -162,18 +167,19 @@ def test_unknown_exercise_is_a_usage_error(student):
     assert "unknown exercise ex99" in result.output
 
 
-def test_a_save_grades_the_exercise_saved():
+def test_a_save_grades_the_exercises_saved():
     from grader.student.watch import WatchLoop
 
     loop = WatchLoop.__new__(WatchLoop)
     loop.course = COURSE
     loop.current = "ex01"
     ids = [e.id for e in COURSE.exercises]
-    other = COURSE.exercise(ids[1])
-    assert loop.exercise_of({EX.file}) == "ex01"
-    assert loop.exercise_of({other.file}) == other.id
-    assert loop.exercise_of({"helpers.py"}) == "ex01"  # a file the exercise may import
-    assert loop.exercise_of({EX.file, other.file}) == "ex01"
+    other, third = COURSE.exercise(ids[1]), COURSE.exercise(ids[2])
+    assert loop.exercises_of({EX.file}) == ["ex01"]
+    assert loop.exercises_of({other.file}) == [other.id]
+    assert loop.exercises_of({"helpers.py"}) == ["ex01"]  # a file the exercise may import
+    assert loop.exercises_of({third.file, EX.file, other.file}) == ["ex01", other.id, third.id]  # every one
+    assert loop.exercises_of({"helpers.py", EX.file}) == ["ex01"]
 
 
 def test_first_exercise_is_the_first_not_passed(tmp_path):
@@ -230,3 +236,97 @@ def test_watch_shows_what_grade_shows_never_a_hidden_checks_values(tmp_path):
     assert shown == render(results, "text", "en")
     for check in hidden:
         assert check.finding.expected is None or repr(check.finding.expected) not in shown
+
+
+SECOND = COURSE.exercise("ex02")
+SECOND_RIGHT = (COURSE.solutions_dir / SECOND.file).read_text(encoding="utf-8")
+# ex01 that takes a while on the lesson's example (ex12 trains for minutes): saved over
+# while it runs (the worker grades a copy of the file as it was when the grade began)
+SLOW = RIGHT.replace("    windows = []", """    if block_size == 3 and len(tokens) == 5:
+        import time
+        time.sleep(5)
+    windows = []""", 1)
+
+
+def test_another_exercise_saved_while_one_grades_waits_and_both_are_shown_and_recorded(student):
+    """Saving ex13 while ex12 graded (two minutes) dropped ex12's run without a word, and
+    `grade status` kept its old score: now the running grade finishes, its result is shown
+    and recorded, then the saved exercise is graded below it."""
+    assert SLOW != RIGHT
+    (student / EX.file).write_text(SLOW, encoding="utf-8")
+    term = Terminal(watch_argv("--lang", "en", "watch", "ex01", "--no-color"), student.parent)
+    try:
+        term.expect(r"… make_windows")  # ex01 is grading, its first check slow
+        mark = term.mark()
+        (student / SECOND.file).write_text(SECOND_RIGHT, encoding="utf-8")
+        term.expect(r"ex02 saved: graded once ex01 is done", since=mark)
+        first = term.expect(r"ex01 passed! Next: ex02", since=mark)
+        term.expect(r"grading ex02", since=mark + first.end())
+        term.expect(r"ex02 passed!", since=mark + first.end())
+        shown = term.seen[mark:].decode("utf-8", "ignore")
+        assert "saved again" not in shown  # ex01's run was not dropped
+        assert re.search(rf"ex01 .*{EX.points}/{EX.points}", shown) and re.search(
+            rf"ex02 .*{SECOND.points}/{SECOND.points}", shown), shown
+        assert len(re.findall(r"graded in [0-9.]+ s", shown)) == 2
+        # both results still on screen: the second grade did not clear the first away
+        assert shown.rfind("\x1b[2J") < shown.find("ex01 passed!")
+
+        mark = term.mark()
+        term.send(b"h")  # the hint of the exercise on screen: ex02, the one just graded
+        term.expect(r"ex02 hint \d/\d", since=mark)
+        term.send(b"q")
+        assert term.wait() == 0
+    finally:
+        term.close()
+    from grader.student.progress import load_state
+
+    recorded = load_state(student)["exercises"]
+    assert recorded["ex01"]["status"] == "passed" and recorded["ex01"]["score"] == EX.points
+    assert recorded["ex02"]["status"] == "passed" and recorded["ex02"]["score"] == SECOND.points
+
+
+def test_h_after_a_pass_gives_the_hint_of_the_exercise_on_screen(student):
+    """After ex01 passed, `h` gave ex02's hint (the exercise announced next) under ex01's result."""
+    (student / EX.file).write_text(RIGHT, encoding="utf-8")
+    term = Terminal(watch_argv("--lang", "en", "watch", "ex01", "--no-color"), student.parent)
+    try:
+        term.expect(r"ex01 passed! Next: ex02")
+        mark = term.mark()
+        term.send(b"h")
+        term.expect(r"ex\d\d hint \d/\d", since=mark)
+        shown = term.seen[mark:].decode("utf-8", "ignore")
+        assert "ex01 hint 1/" in shown and "ex02 hint" not in shown, shown
+        term.send(b"q")
+        assert term.wait() == 0
+    finally:
+        term.close()
+
+
+def test_a_long_chinese_line_wraps_between_characters_never_inside_one(student):
+    """A Chinese diagnosis longer than the terminal: wrapped by the kit at a character
+    boundary (the terminal cut one in two where its own wrapping fell), each row within
+    the width, the indent kept."""
+    term = Terminal(watch_argv("--lang", "zh", "watch", "ex01", "--no-color"), student.parent, columns=50)
+    try:
+        term.expect(r"评分用时")
+        mark = term.mark()
+        (student / EX.file).write_text(WRONG, encoding="utf-8")
+        term.expect(r"评分用时", since=mark)
+        term.send(b"h")
+        term.expect(r"ex01 提示 \d/\d", since=mark)
+        term.expect(r"下一级|最后一级", since=mark)
+        shown = term.seen[mark:].decode("utf-8")  # strict: a character cut in two would not decode
+        term.send(b"q")
+        assert term.wait() == 0
+    finally:
+        term.close()
+    from grader.report.layout import width
+
+    # the terminal's rows: a progress line drawn over (\r) counts as what was drawn last
+    rows = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", row).split("\r")[-1]
+            for row in shown.replace("\r\n", "\n").split("\n")]
+    assert max(width(row) for row in rows) <= 50, [row for row in rows if width(row) > 50]
+    assert any(row.startswith("      ") and HAN.search(row) for row in rows), rows  # a wrapped diagnosis, indented
+
+
+HAN = re.compile(r"[\u4e00-\u9fff]")

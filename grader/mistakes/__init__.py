@@ -1,1 +1,0 @@
-"""Known mistakes, one module per exercise (see grader.judge.mistakes)."""

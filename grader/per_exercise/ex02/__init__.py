@@ -1,0 +1,1 @@
+"""ex02: what the grader needs about it, in one place."""

@@ -1,0 +1,1 @@
+"""ex04: what the grader needs about it, in one place."""

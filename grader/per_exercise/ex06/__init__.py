@@ -1,0 +1,1 @@
+"""ex06: what the grader needs about it, in one place."""

@@ -1,0 +1,1 @@
+"""ex10: what the grader needs about it, in one place."""
