@@ -5,10 +5,10 @@ slice bound moved, the wrong dimension, a call left out. The generic operators a
 cosmic-ray's (`cosmic_ray.operators`: arithmetic, comparisons, unary operators, booleans,
 numbers ±1, `break`/`continue`, loops with no iteration); the ones particular to tensor
 code are `grader.build.tensor_mutations`. Only the code a student writes is mutated
-(`student_lines`): the bodies of the functions and methods, not their docstrings, not the
-module's constants (hand answers, checked on their own).
+(`student_lines`): what the reference's solution regions hold, not the docstrings and
+signatures around them, not the module's constants (hand answers, checked on their own).
 
-    >>> source = "def f(t):\\n    return t[:-1]\\n"
+    >>> source = "def f(t):\\n    ### BEGIN SOLUTION\\n    return t[:-1]\\n    ### END SOLUTION\\n"
     >>> [f"{m.before} -> {m.after}  ({m.operator})" for m in mutants_of(source)][:2]
     ['return t[:-1] -> return t[1:]  (ShiftByOne)', 'return t[:-1] -> return t[:]  (ShiftByOne)']
 
@@ -31,6 +31,7 @@ from operator import invert, neg, pos
 from cosmic_ray.ast import ast_nodes, get_ast
 from cosmic_ray.mutating import mutate_code
 
+from grader.build.stubs import regions
 from grader.build.tensor_mutations import OPERATORS as TENSOR_OPERATORS
 
 
@@ -49,29 +50,24 @@ class Mutant:
         return f"{where}:{self.line}  {self.before} -> {self.after}  ({self.operator})"
 
 
-def student_lines(source: str) -> list[range]:
-    """The lines a student writes: each function's and method's body after its docstring.
+def student_lines(source: str) -> frozenset[int]:
+    """The lines a student writes: those inside the reference's solution regions
+    (`grader.build.stubs.regions`), but the module's constants there (hand answers, checked on
+    their own).
 
-        def f(x):            # not a site: the signature is given
-            \"\"\"Doc.\"\"\"      # not a site: the docstring is given
-            return x + 1     # a site
-        ANSWER = 3           # not a site: a hand answer, checked on its own
+        def f(x):
+            \"\"\"Twice x.\"\"\"           # not a site: the docstring is the stub's too
+            ### BEGIN SOLUTION
+            return 2 * x           # a site
+            ### END SOLUTION
+        ### BEGIN SOLUTION an int
+        ANSWER = 3                 # not a site: a hand answer
+        ### END SOLUTION
     """
-    tree = ast.parse(source)
-    functions = []
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            functions += [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.append(node)
-    spans = []
-    for function in functions:
-        body = function.body
-        if ast.get_docstring(function, clean=False) is not None:
-            body = body[1:]
-        if body:
-            spans.append(range(body[0].lineno, body[-1].end_lineno + 1))
-    return spans
+    constants = {line for node in ast.parse(source).body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                 for line in range(node.lineno, node.end_lineno + 1)}
+    return frozenset(line for first, last, _, _ in regions(source) for line in range(first + 1, last)
+                     if line not in constants)
 
 
 # cosmic-ray's binary operators in two families; a mutant crossing from one to the other
@@ -117,7 +113,7 @@ def mutants_of(source: str) -> list[Mutant]:
     for name, operator in operators():
         positions = [pos for node in nodes for pos in operator.mutation_positions(node)]
         for occurrence, ((line, _), _) in enumerate(positions):
-            if not any(line in span for span in sites):
+            if line not in sites:
                 continue
             mutated = mutate_code(source, operator, occurrence)
             program = _program(mutated) if mutated is not None else None

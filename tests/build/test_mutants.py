@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+
 import pytest
 from cosmic_ray.mutating import mutate_code
 
@@ -22,25 +24,31 @@ def _shown(source: str) -> set[tuple[int, str, str, str]]:
     return {(m.line, m.before, m.after, m.operator) for m in mutants_of(source)}
 
 
+def solution(signature: str, *body: str) -> str:
+    """A function whose body is a solution region: its lines are 3, 4, …"""
+    lines = [signature, "    ### BEGIN SOLUTION", *(f"    {line}" for line in body), "    ### END SOLUTION"]
+    return "\n".join(lines) + "\n"
+
+
 @pytest.mark.parametrize(("source", "expected"), [
-    ("def f(t):\n    return t[:-1]\n",
-     {(2, "return t[:-1]", "return t[1:]", "ShiftByOne"), (2, "return t[:-1]", "return t[:]", "ShiftByOne")}),
-    ("def f(z):\n    return z.softmax(dim=-1)\n",
-     {(2, "return z.softmax(dim=-1)", "return z.softmax(dim=0)", "ChangeDim"),
-      (2, "return z.softmax(dim=-1)", "return z.softmax(dim=1)", "ChangeDim")}),
-    ("def f(x, B, T, V):\n    return x.view(B * T, V)\n",
-     {(2, "return x.view(B * T, V)", "return x.view(V, B * T)", "SwapArguments")}),
-    ("def f(x):\n    B, T = x.shape\n    return B\n",
-     {(2, "B, T = x.shape", "T, B = x.shape", "SwapShape")}),
-    ("def f(model):\n    model.eval()  # (B, T)\n    return model\n",
-     {(2, "model.eval()", "pass", "DropCall")}),
-    ("def f(x, f):\n    with torch.no_grad():\n        return f(x)\n",
-     {(2, "with torch.no_grad():", "if True:", "DropContext")}),
-    ("def f(t):\n    return t.clone()\n", {(2, "return t.clone()", "return t", "DropMethod")}),
-    ("def f(y, t):\n    return y[t]\n",
-     {(2, "return y[t]", "return y[t + 1]", "OffByOne"), (2, "return y[t]", "return y[t - 1]", "OffByOne")}),
-    ("def f(d, g):\n    return get_batch(d, 8, 4, generator=g)\n",
-     {(2, "return get_batch(d, 8, 4, generator=g)", "return get_batch(d, 8, 4)", "DropKeyword")}),
+    (solution("def f(t):", "return t[:-1]"),
+     {(3, "return t[:-1]", "return t[1:]", "ShiftByOne"), (3, "return t[:-1]", "return t[:]", "ShiftByOne")}),
+    (solution("def f(z):", "return z.softmax(dim=-1)"),
+     {(3, "return z.softmax(dim=-1)", "return z.softmax(dim=0)", "ChangeDim"),
+      (3, "return z.softmax(dim=-1)", "return z.softmax(dim=1)", "ChangeDim")}),
+    (solution("def f(x, B, T, V):", "return x.view(B * T, V)"),
+     {(3, "return x.view(B * T, V)", "return x.view(V, B * T)", "SwapArguments")}),
+    (solution("def f(x):", "B, T = x.shape", "return B"),
+     {(3, "B, T = x.shape", "T, B = x.shape", "SwapShape")}),
+    (solution("def f(model):", "model.eval()  # (B, T)", "return model"),
+     {(3, "model.eval()", "pass", "DropCall")}),
+    (solution("def f(x, f):", "with torch.no_grad():", "    return f(x)"),
+     {(3, "with torch.no_grad():", "if True:", "DropContext")}),
+    (solution("def f(t):", "return t.clone()"), {(3, "return t.clone()", "return t", "DropMethod")}),
+    (solution("def f(y, t):", "return y[t]"),
+     {(3, "return y[t]", "return y[t + 1]", "OffByOne"), (3, "return y[t]", "return y[t - 1]", "OffByOne")}),
+    (solution("def f(d, g):", "return get_batch(d, 8, 4, generator=g)"),
+     {(3, "return get_batch(d, 8, 4, generator=g)", "return get_batch(d, 8, 4)", "DropKeyword")}),
 ], ids=["shift", "dim", "view", "shape", "drop-call", "no-grad", "clone", "index", "generator"])
 def test_the_mutants_of_a_small_source(source, expected):
     """Each line as a student would see it, before and after, comments left out (cosmic-ray's
@@ -51,20 +59,20 @@ def test_the_mutants_of_a_small_source(source, expected):
 
 def test_keepdim_is_one_mutant_named_by_the_tensor_operator():
     """cosmic-ray's True -> False writes the same program: one mutant, the more telling name."""
-    found = _shown("def f(e):\n    return e.sum(dim=-1, keepdim=True)\n")
+    found = _shown(solution("def f(e):", "return e.sum(dim=-1, keepdim=True)"))
     flipped = [m for m in found if "keepdim=False" in m[2]]
     assert [m[3] for m in flipped] == ["FlipKeepdim"]
 
 
 def test_a_number_negated_to_zero_is_the_same_mutant_as_zero():
     """`dim=-0` (NumberReplacer) is `dim=0` (ChangeDim): counted once."""
-    afters = [m[2] for m in _shown("def f(e):\n    return e.sum(dim=-1)\n")]
+    afters = [m[2] for m in _shown(solution("def f(e):", "return e.sum(dim=-1)"))]
     assert "return e.sum(dim=0)" in afters and "return e.sum(dim=- 0)" not in afters
     assert "return e.sum(dim=- 2)" in afters and "return e.sum(dim=~1)" not in afters  # -2, once
 
 
 def test_generic_operators_come_from_cosmic_ray_without_crossing_families_or_powers():
-    afters = {m[2]: m[3] for m in _shown("def f(a, b):\n    return a + b\n")}
+    afters = {m[2]: m[3] for m in _shown(solution("def f(a, b):", "return a + b"))}
     assert afters["return a - b"] == "ReplaceBinaryOperator_Add_Sub"
     assert afters["return a // b"] == "ReplaceBinaryOperator_Add_FloorDiv"
     assert not any(op in after for after in afters for op in ("**", "<<", ">>", "|", "&", "^"))
@@ -75,29 +83,36 @@ SOURCE = '''"""A module."""
 
 def f(t, k=1):
     """Doc: t[:-1] and 2 + 3 are not code."""
+    ### BEGIN SOLUTION
     n = t[:-1]
     return n
+    ### END SOLUTION
 
 
 class Model:
     def forward(self, x):
+        ### BEGIN SOLUTION
         return x + 1
+        ### END SOLUTION
+
+    def helper(self, x):
+        return x - 1
 
 
+### BEGIN SOLUTION an int
 ANSWER = 2 + 3
+### END SOLUTION
 '''
 
 
-def test_only_the_bodies_a_student_writes_are_mutated():
-    """Not the docstrings, not the signature's defaults, not the module's hand answers."""
-    assert student_lines(SOURCE) == [range(6, 8), range(12, 13)]
-    lines = {m.line for m in mutants_of(SOURCE)}
-    assert lines == {6, 12}
+def test_only_the_solution_regions_are_mutated():
+    """Not the docstrings, signatures or code around the regions, not the module's hand answers."""
+    assert student_lines(SOURCE) == {7, 8, 15}
+    assert {m.line for m in mutants_of(SOURCE)} == {7, 15}
 
 
 def test_a_mutant_runs_as_a_module_of_its_own():
-    source = "def f(t):\n    return t[:-1]\n"
-    import types
+    source = solution("def f(t):", "return t[:-1]")
 
     reference = types.ModuleType("ex99_scratch")
     reference.__file__ = "ex99_scratch.py"
