@@ -12,7 +12,8 @@
 # $OUT must be on a file system every node sees. sbatch passes the environment on
 # (--export=ALL), so SUBMISSIONS, OUT, SHARDS and GRADE_OPTS reach the tasks.
 # A task that died can be rerun alone (sbatch --array=3 … shard): `grade batch` resumes,
-# grading only the students its folder does not hold yet.
+# grading only the students its folder does not hold yet. The nodes need bubblewrap (the
+# official tier isolates each student with it) and user namespaces allowed for the user.
 #
 # Variables: SUBMISSIONS (required), OUT (default ./gradebook), SHARDS (default 4),
 # GRADE (default ./.venv/bin/grade), GRADE_OPTS (more `grade batch` options, e.g. "--only ch05").

@@ -77,7 +77,7 @@ rm -rf "$SOURCE/kit"
 # Gradescope runs one container per submission: the container is the boundary, and inside it each
 # worker drops to an unprivileged uid (grade all --isolation container). What that uid must not
 # read is closed to it now, and libseccomp builds the workers' syscall filter.
-command -v apt-get >/dev/null && { apt-get install -y libseccomp2 >/dev/null 2>&1 || true; }
+command -v apt-get >/dev/null && {{ apt-get install -y libseccomp2 >/dev/null 2>&1 || true; }}
 "$ROOT/venv/bin/grade" close-secrets
 if [ ! -d "$SOURCE/data/tinyshakespeare" ]; then
   XDG_CACHE_HOME="$SOURCE/data-cache" "$ROOT/venv/bin/grade" data

@@ -5,7 +5,7 @@ finds anything; the tests run it too. A solution function's body counts as found
 in a file as code (the same syntax tree, or the same tree with every name renamed), as text
 (its code lines in order), when any one of its lines is (an answer line: a line of a
 solution body long enough to be the answer rather than `return x, y`, and not given to the
-student on purpose, by a stub's text or a hint of course.toml, whose last level is the fix;
+student on purpose, by a stub's text or an exercise's hint ladder, whose last level is the fixes;
 compared without white space, so a probe or a sentence of the README that quotes it is
 found), or inside a blob that decodes to any of these: a string or bytes
 constant of a Python file, or a whole file, decoded as base64 / base85 / ascii85 / base32 /
@@ -40,6 +40,7 @@ from pathlib import Path
 
 from grader.build.hand_answers import HandAnswers, hand_answers
 from grader.model.course import Course
+from grader.student.hints import ladder
 
 MIN_BLOB = 24  # shorter constants cannot hold a function body once encoded
 MAX_DEPTH = 3  # layers of encoding / compression undone
@@ -141,7 +142,8 @@ def answer_lines(course: Course, fingerprints: list[Fingerprint]) -> dict[str, s
     """{line without white space: the solution function it is from} for every line of a
     solution body that is long enough to be an answer and that the course does not give on
     purpose: not in a stub of exercises/ (given code, such as `super().__init__()`, or a line
-    the task quotes) nor in course.toml (a hint's last level states the fix).
+    the task quotes), nor in course.toml, nor in an exercise's hint ladder (its last level, built
+    from the known mistakes, states each fix).
 
     >>> "solutions/ex08_get_batch.py:get_batch" in answer_lines(course, solution_fingerprints(course)).values()
     True
@@ -149,6 +151,7 @@ def answer_lines(course: Course, fingerprints: list[Fingerprint]) -> dict[str, s
     given = [squashed(path.read_text(encoding="utf-8")) for path in sorted(course.exercises_dir.glob("*.py"))]
     if (course.root / "course.toml").is_file():
         given.append(squashed((course.root / "course.toml").read_text(encoding="utf-8")))
+    given += [squashed(level.zh + "\n" + level.en) for ex in course.exercises for level in ladder(ex)]
     found = {}
     for fp in fingerprints:
         for line in map(squashed, fp.lines):

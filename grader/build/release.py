@@ -71,6 +71,8 @@ def _module_marks(tree: ast.Module) -> set[str]:
 def _defined_names(node) -> set[str]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)) and getattr(node, "module", None) != "__future__":
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
     if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
@@ -78,7 +80,8 @@ def _defined_names(node) -> set[str]:
 
 
 def _used_names(node) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    """The names `node` reads, a check's arguments included (pytest finds a fixture by them)."""
+    return {n.id if isinstance(n, ast.Name) else n.arg for n in ast.walk(node) if isinstance(n, (ast.Name, ast.arg))}
 
 
 def _is_test(node) -> bool:
@@ -103,7 +106,9 @@ def visible_checks(source: str) -> tuple[list[str], list[str]]:
 
 def trim_check_module(source: str) -> tuple[str, list[str]]:
     """The module with only its public checks (and manual ones, marked public so that a
-    public-only run shows them), and only the helpers and constants they use.
+    public-only run shows them), and only the helpers, constants and imports they use: the
+    known mistakes go, and with them what only they import (the correct pieces of earlier
+    exercises, which a release does not hold).
 
     Returns the new source and the names of the checks kept. Lines are cut from the
     original text, so the comments and layout of what is kept stay as written.
@@ -122,7 +127,7 @@ def trim_check_module(source: str) -> tuple[str, list[str]]:
         elif _defined_names(node) and "pytestmark" not in _defined_names(node):
             candidates.append(node)
         else:
-            kept.append(node)  # imports, pytestmark, docstring, other statements
+            kept.append(node)  # pytestmark, the docstring, other statements
     used = set().union(*(_used_names(n) for n in kept)) if kept else set()
     changed = True
     while changed:

@@ -31,7 +31,10 @@ class GradingPlugin:
         self.ctrl_c = False  # the run was stopped by Ctrl-C (not by `pytest.exit`, grade watch's "saved again")
 
     def pytest_keyboard_interrupt(self, excinfo):
-        self.ctrl_c = isinstance(excinfo.value, KeyboardInterrupt)
+        # pytest stops a run whose checks could not be collected with Session.Interrupted, a
+        # KeyboardInterrupt too: that is the kit's fault (collection_errors), not Ctrl-C
+        self.ctrl_c = isinstance(excinfo.value, KeyboardInterrupt) and \
+            not isinstance(excinfo.value, pytest.Session.Interrupted)
 
     def pytest_configure(self, config):
         for line in MARKERS:

@@ -8,7 +8,8 @@ the mistakes' code is not shipped). The leak search is written here on its own, 
 someone hunting for answers would: every string and bytes blob of every file decoded
 (base64, base85, ascii85, hex; zlib, gzip, bz2, lzma; the recorded answers read), every
 bytecode file disassembled into code objects, and each solution function's body, each of its
-lines that the course does not give (not in a stub nor in course.toml's hints) and each hand
+lines that the course does not give (not in a stub, course.toml or a hint level: the last, the fixes,
+is built from the known mistakes) and each hand
 answer (ANSWER_PARAMS and the like, in any way they are written, or in the recorded data)
 looked for in all of it; a planted, sealed copy of a solution, a single line of one, and the
 hand answers written out prove the searches find them, and a kit whose probe carries a
@@ -33,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from grader.model.course import load_course
-from grader.build.release import build_release, find_solution_leaks, visible_checks
+from grader.build.release import build_release, find_solution_leaks, trim_check_module, visible_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not (ROOT / "solutions").is_dir(), reason="needs the instructor's kit")
@@ -81,12 +82,13 @@ def test_layout(release, course):
     assert not (release / "solutions").exists()
     for ex in course.exercises:
         assert (release / "exercises" / ex.file).is_file()
-        assert (release / "grader" / "checks" / ex.check_module).is_file()
+        unit = release / "grader" / "per_exercise" / ex.id
+        assert (unit / "checks.py").is_file() and (unit / "hints.toml").is_file()
+        # the known mistakes live below the checks: none of them ships (the recorded answers name them)
+        assert "MISTAKES" not in (unit / "checks.py").read_text(encoding="utf-8")
     for name in ("course.toml", "pyproject.toml", "README.md", "datasets/catalog.toml", "grader/answers.bin",
-                 "grader/mistakes/__init__.py", "grader/pieces/__init__.py", "_build/flit_core/buildapi.py",
-                 "_build/flit_core-LICENSE"):
+                 "grader/pieces/__init__.py", "_build/flit_core/buildapi.py", "_build/flit_core-LICENSE"):
         assert (release / name).is_file(), name
-    assert sorted(p.name for p in (release / "grader" / "mistakes").glob("*.py")) == ["__init__.py"]
     # the correct pieces of earlier exercises are the answers to ex08, ex09, ex11: not shipped
     assert sorted(p.name for p in (release / "grader" / "pieces").rglob("*") if p.is_file()) == ["__init__.py"]
     assert "OWN_FILES = True" in (release / "grader" / "pieces" / "__init__.py").read_text(encoding="utf-8")
@@ -97,8 +99,8 @@ def test_layout(release, course):
 
 def test_only_public_checks_are_shipped(release, course):
     for ex in course.exercises:
-        shipped = (release / "grader" / "checks" / ex.check_module).read_text(encoding="utf-8")
-        original = (course.checks_dir / ex.check_module).read_text(encoding="utf-8")
+        shipped = (release / "grader" / "per_exercise" / ex.id / "checks.py").read_text(encoding="utf-8")
+        original = (course.unit(ex.id) / "checks.py").read_text(encoding="utf-8")
         public, manual = visible_checks(original)
         names = [n.name for n in ast.parse(shipped).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
         assert sorted(names) == sorted(public + manual), ex.id
@@ -106,6 +108,51 @@ def test_only_public_checks_are_shipped(release, course):
                   if isinstance(n, ast.FunctionDef) and n.name.startswith("test") and n.name not in names]
         for name in hidden:
             assert name not in shipped, (ex.id, name)
+
+
+TRIMMED = '''"""Checks."""
+
+import pytest
+import torch
+
+from grader.judge import call, same
+from grader.judge.mistakes import Mistake
+from grader.pieces.get_batch import get_batch  # noqa: F401
+
+pytestmark = pytest.mark.exercise("ex98")
+
+
+@pytest.mark.public
+@pytest.mark.points(1)
+def test_shown(student, reference, corpus_path):
+    """shown | shown"""
+    same(student, reference, call("f", 1))
+
+
+@pytest.mark.points(1)
+def test_hidden(student, reference):
+    """hidden | hidden"""
+    same(student, reference, call("f", torch.ones(2)))
+
+
+def _one_batch(data):
+    return get_batch(data, 2, 1)
+
+
+MISTAKES = [Mistake(id="one", section="1", zh="一", en="one", overrides={"f": _one_batch})]
+'''
+
+
+def test_a_trimmed_check_module_keeps_only_what_its_public_checks_use():
+    """The hidden check, the known mistakes and what only they import (torch, Mistake, and the
+    correct piece of an earlier exercise, which a release does not hold) go; the rest stays."""
+    text, kept = trim_check_module(TRIMMED)
+    assert kept == ["test_shown"]
+    tree = ast.parse(text)
+    names = {n.name if not isinstance(n, (ast.Import, ast.ImportFrom, ast.Assign))
+             else ast.unparse(n) for n in tree.body if not isinstance(n, ast.Expr)}
+    assert names == {"import pytest", "from grader.judge import call, same", "test_shown",
+                     "pytestmark = pytest.mark.exercise('ex98')"}, names
 
 
 def _decoded(data: bytes, depth: int = 3) -> list[bytes]:
@@ -186,9 +233,13 @@ def _squash(text: str) -> str:
 
 
 def given_text(course) -> list[str]:
-    """What the course gives students on purpose: the stubs' text and course.toml (the hints)."""
+    """What the course gives students on purpose: the stubs' text, course.toml and every hint
+    level (the last one, the fixes, states each known mistake's fix)."""
+    from grader.student.hints import ladder
+
     paths = sorted(course.exercises_dir.glob("*.py")) + [course.root / "course.toml"]
-    return [_squash(p.read_text(encoding="utf-8")) for p in paths]
+    return [_squash(p.read_text(encoding="utf-8")) for p in paths] + \
+        [_squash(level.zh + level.en) for ex in course.exercises for level in ladder(ex)]
 
 
 def solution_lines(course) -> dict[str, str]:
@@ -348,16 +399,17 @@ def pairs_from_batch(mod, data, block_size, batch_size, seed):
 
 def test_one_line_of_a_solution_or_a_hand_answer_is_found(release, course, tmp_path):
     """A probe that builds a "reference-style batch" with get_batch's own stack lines (what
-    the release's probes/ex08.py did), and the hand answers written out or inside data, are
-    found by both searches; the course's own hints (course.toml) and stubs are not."""
+    the release's ex08 probes did), and the hand answers written out or inside data, are
+    found by both searches; the course's own hints (the fixes written into the release's
+    hints.toml included), course.toml and stubs are not."""
     import grader.sandbox.wire as wire
 
     values = hand_values(course)
     assert set(values) == {"ANSWER_PARAMS", "ANSWER_FP16_BYTES", "HAND_NLL_LABEL_A", "SHAPE_ANSWERS"}
     planted = tmp_path / "planted"
-    (planted / "probes").mkdir(parents=True)
-    probe = (release / "grader" / "probes" / "ex08.py").read_text(encoding="utf-8")
-    (planted / "probes" / "ex08.py").write_text(probe + OLD_EX08_PROBE, encoding="utf-8")
+    (planted / "ex08").mkdir(parents=True)
+    probe = (release / "grader" / "per_exercise" / "ex08" / "probes.py").read_text(encoding="utf-8")
+    (planted / "ex08" / "probes.py").write_text(probe + OLD_EX08_PROBE, encoding="utf-8")
     (planted / "notes.md").write_text(f"ANSWER_PARAMS is {values['ANSWER_PARAMS']:,}; the NLL is "
                                       f"{values['HAND_NLL_LABEL_A']:.2f}\n", encoding="utf-8")
     (planted / "shapes.py").write_text(f"SHAPES = {dict(values['SHAPE_ANSWERS'])!r}\n", encoding="utf-8")
@@ -365,25 +417,26 @@ def test_one_line_of_a_solution_or_a_hand_answer_is_found(release, course, tmp_p
     hunted, searched = hunt(course, planted), find_solution_leaks(course, planted)
     for found in (hunted, searched):
         text = "\n".join(found)
-        assert "probes/ex08.py" in text and "ex08_get_batch.py:get_batch" in text, found
+        assert "ex08/probes.py" in text and "ex08_get_batch.py:get_batch" in text, found
         for name, where in (("ANSWER_PARAMS", "notes.md"), ("HAND_NLL_LABEL_A", "notes.md"),
                             ("SHAPE_ANSWERS", "shapes.py"), ("ANSWER_FP16_BYTES", "data.bin")):
             assert any(where in leak and name in leak for leak in found), (name, found)
     clean = tmp_path / "clean"
-    shutil.copytree(release / "grader" / "probes", clean / "probes")
+    shutil.copytree(release / "grader" / "per_exercise", clean / "per_exercise")
+    assert any("[fixes]" in p.read_text(encoding="utf-8") for p in (clean / "per_exercise").glob("*/hints.toml"))
     shutil.copy2(course.root / "course.toml", clean / "course.toml")
     assert hunt(course, clean) == [] and find_solution_leaks(course, clean) == []
 
 
 @pytest.fixture(scope="module")
 def leaky_kit(course, tmp_path_factory) -> Path:
-    """A copy of the kit whose probes/ex08.py carries get_batch's stack lines again."""
+    """A copy of the kit whose ex08 probes carry get_batch's stack lines again."""
     kit = tmp_path_factory.mktemp("leaky") / "kit"
     for name in ("grader", "exercises", "solutions", "datasets"):
         shutil.copytree(course.root / name, kit / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name in ("course.toml", "pyproject.toml"):
         shutil.copy2(course.root / name, kit / name)
-    probe = kit / "grader" / "probes" / "ex08.py"
+    probe = kit / "grader" / "per_exercise" / "ex08" / "probes.py"
     probe.write_text(probe.read_text(encoding="utf-8") + OLD_EX08_PROBE, encoding="utf-8")
     return kit
 
@@ -395,7 +448,7 @@ def test_grade_release_refuses_a_kit_whose_probe_holds_a_solution_line(leaky_kit
                           env={**os.environ, "PYTHONPATH": str(leaky_kit), "GRADE_LANG": "en"},
                           capture_output=True, text=True)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert "grader/probes/ex08.py contains a line of solutions/ex08_get_batch.py:get_batch" in proc.stderr, proc.stderr
+    assert "grader/per_exercise/ex08/probes.py contains a line of solutions/ex08_get_batch.py:get_batch" in proc.stderr, proc.stderr
     assert "recording" not in proc.stdout and not out.exists()
 
 

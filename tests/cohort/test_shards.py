@@ -232,8 +232,9 @@ def test_kubernetes_indexed_job_then_merge(cohort, tmp_path):
     shards = int(env["SHARDS"])
     assert job["kind"] == "Job" and spec["completionMode"] == "Indexed"
     assert spec["completions"] == spec["parallelism"] == shards
+    assert env["GRADE_ISOLATION"] == "container"  # in the cluster the pod is the boundary; here bubblewrap is
     paths = dict(SUBMISSIONS=str(folder), OUT=str(tmp_path / "gradebook"), GPT_COURSE_DATA=os.environ.get(
-        "GPT_COURSE_DATA", ""), GRADE_OPTS="--only ex01")
+        "GPT_COURSE_DATA", ""), GRADE_OPTS="--only ex01", GRADE_ISOLATION="bubblewrap")
     # what the Job controller sets in pod k: JOB_COMPLETION_INDEX=k, 0 … completions-1
     run_together([(container["command"] + container["args"], environment(**{**env, **paths},
                                                                          JOB_COMPLETION_INDEX=str(k)), tmp_path)
