@@ -4,26 +4,15 @@ process where the process is (Ctrl-C, a kit imported from another folder)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
 import subprocess
 
 import pytest
-from click.testing import CliRunner
 
-from grader.commands.main import main
+from tests.in_process import grade
 from tests.sandbox.test_attacks import make_course
-
-
-def grade(*args, cwd=None) -> subprocess.CompletedProcess:
-    """`grade ARGS` run in `cwd` in this process, as a finished process: returncode, stdout, stderr."""
-    with contextlib.chdir(cwd or os.getcwd()):
-        run = CliRunner().invoke(main, list(args), prog_name="grade")
-    if run.exception is not None and not isinstance(run.exception, SystemExit):
-        raise run.exception
-    return subprocess.CompletedProcess(["grade", *args], run.exit_code, run.stdout, run.stderr)
 
 
 def test_list_shows_every_exercise(root):
