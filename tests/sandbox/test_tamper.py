@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests import corpus
+from tests.in_process import grade
 from tests.sandbox.as_user import as_user_prefix, needs_root, user_env
 
 KIT = Path(__file__).resolve().parents[2]
@@ -35,9 +36,15 @@ DATA = str(corpus.FOLDER)
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fence is Linux's")
 
 
-def _grade(*args, cwd=KIT, timeout=600) -> subprocess.CompletedProcess:
+def _grade(*args) -> subprocess.CompletedProcess:
+    """`grade ARGS` from the kit's folder, in this process."""
+    return grade(*args, cwd=KIT, env={"GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"})
+
+
+def _grade_process(*args, timeout=600) -> subprocess.CompletedProcess:
+    """`grade ARGS` from the kit's folder, as a process of its own (a batch: its judges fork)."""
     env = {**os.environ, "GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"}
-    return subprocess.run([*GRADE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([*GRADE, *args], cwd=KIT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def _write(folder: Path, name: str, code: str) -> None:
@@ -62,7 +69,8 @@ def test_linked_folders_and_files_score_zero_in_batch(tmp_path):
     _write(cohort / "helperlink", "ex01_windows.py", "from windows_helper import *\n")
     os.symlink(KIT / "solutions" / "ex01_windows.py", cohort / "helperlink" / "windows_helper.py")
     out = tmp_path / "out"
-    run = _grade("batch", str(cohort), "--out", str(out), "--only", "ex01", "-j", "1", "--no-progress", timeout=900)
+    run = _grade_process("batch", str(cohort), "--out", str(out), "--only", "ex01", "-j", "1", "--no-progress",
+                         timeout=900)
     assert run.returncode in (0, 1), run.stderr[-2000:]
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open(encoding="utf-8")) if r["student"] != "(max)"}
     for name in ("cwdlink", "abslink", "filelink", "fifo"):
@@ -129,7 +137,7 @@ def test_links_and_fifos_beside_the_work_are_left_alone(tmp_path):
     os.mkfifo(student / "ex03_param_budget.py")
     with open(student / "ex04_parallel_vs_generate.py", "wb") as big:
         big.truncate(5 * 1024 * 1024)  # sparse: over the 2 MiB cap, never read
-    run = _grade("ex01", "--submission", str(student), timeout=300)
+    run = _grade("ex01", "--submission", str(student))
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert " 10/10" in run.stdout.splitlines()[0] and "refused" not in run.stdout
 
@@ -461,7 +469,7 @@ def tampered_cohort(tmp_path_factory):
             if file.startswith("ex11"):
                 shutil.copy(KIT / "solutions" / "ex08_get_batch.py", cohort / student / "ex08_get_batch.py")
     out = cohort.parent / "out"
-    run = _grade("batch", str(cohort), "--out", str(out), "--only", "ex02", "--only", "ex11", "-j", "2",
+    run = _grade_process("batch", str(cohort), "--out", str(out), "--only", "ex02", "--only", "ex11", "-j", "2",
                  "--no-progress", "--format", "junit", "--format", "gradescope", "--format", "github", timeout=1800)
     assert run.returncode in (0, 1), run.stderr[-3000:]
     return out
