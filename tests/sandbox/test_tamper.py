@@ -361,26 +361,26 @@ def log_softmax(x):
 HELPERS = {"ex02_kernels_in_a_helper": {"nethelp.py": _REDISPATCH_HELPER}}
 
 ATTACKS = {
-    "ex02_by_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(reach="import grader.probes.ex02 as p",
+    "ex02_by_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(reach="import grader.per_exercise.ex02.probes as p",
                                                                 patch="p.forbidden_net = _noop")),
     "ex02_by_sys_modules": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
-        reach="import sys", patch="try:\n        sys.modules['grader.probes.ex02'].forbidden_net = _noop\n    except Exception:\n        pass")),
+        reach="import sys", patch="try:\n        sys.modules['grader.per_exercise.ex02.probes'].forbidden_net = _noop\n    except Exception:\n        pass")),
     # at import, before any check: what the check right after the import must see (the guard
     # takes the submission's own module into sys.modules without a full comparison, Guard.admit)
     "ex02_swaps_a_module_at_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
         reach="import sys, types", patch="_fake = types.ModuleType('torch.nn.functional')\n    "
         "_fake.__dict__.update(vars(F))\n    sys.modules['torch.nn.functional'] = _fake")),
     "ex02_by_importlib": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
-        reach="import importlib", patch="try:\n        importlib.import_module('grader.probes.' + 'ex02').forbidden_net = _noop\n    except Exception:\n        pass")),
+        reach="import importlib", patch="try:\n        importlib.import_module('grader.per_exercise.' + 'ex02.probes').forbidden_net = _noop\n    except Exception:\n        pass")),
     "ex02_by_grader_attribute": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
-        reach="import grader", patch="try:\n        grader.probes.ex02.forbidden_net = _noop\n    except Exception:\n        pass")),
+        reach="import grader", patch="try:\n        grader.per_exercise.ex02.probes.forbidden_net = _noop\n    except Exception:\n        pass")),
     "ex02_patch_torch_back": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
         reach="_real = F.softmax", patch="F.max_pool1d = _real")),
     "ex11_by_import": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
-        reach="import grader.probes.ex11 as p", patch="_patch(p)", during="pass")),
+        reach="import grader.per_exercise.ex11.probes as p", patch="_patch(p)", during="pass")),
     "ex11_by_gc": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
         reach="import gc, types",
-        patch="try:\n        [_patch(o) for o in gc.get_objects() if isinstance(o, types.ModuleType) and o.__name__ == 'grader.probes.ex11']\n    except Exception:\n        pass",
+        patch="try:\n        [_patch(o) for o in gc.get_objects() if isinstance(o, types.ModuleType) and o.__name__ == 'grader.per_exercise.ex11.probes']\n    except Exception:\n        pass",
         during="pass")),
     "ex11_by_frames": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
         reach="import sys", patch="",
