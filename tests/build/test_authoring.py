@@ -229,3 +229,195 @@ def test_every_report_format_gives_it_its_points(authored, cohort, fmt):
     assert _points_in(fmt, reports["ref"].read_text(encoding="utf-8"), new_id) == (5, 5)
     assert _points_in(fmt, reports["stub"].read_text(encoding="utf-8"), new_id) == (0, 5)
 
+
+
+# ------------------------------------------------------------------ the authoring faults
+# Each planted in an exercise of its own, scaffolded by `grade new`'s library (the same files):
+# (what the author wrote, the edit, the line `grade check --only` says, with its file).
+
+_SCAFFOLD_MISTAKE = "added_not_multiplied"  # the scaffold's known mistake (grader.build.scaffold)
+_SCAFFOLD_FIX = 'fix={"zh": "返回 x * factor", "en": "return x * factor"},'
+_PROBED = '''
+
+@pytest.mark.points(1)
+def test_typo_in_a_probe(student, reference):
+    """scale：probe 名写错 | scale: a probe's name mistyped"""
+    same(student, reference, probe("{id}.attn", torch.ones(2, 3), 2.0))
+
+
+@pytest.mark.points(1)
+def test_typo_in_a_call(student, reference):
+    """scale：函数名写错 | scale: a function's name mistyped"""
+    same(student, reference, call("scal", torch.ones(2, 3), 2.0))
+
+
+@pytest.mark.points(1)
+def test_probe_raises_first(student, reference):
+    """scale：probe 先出错 | scale: the probe fails before it calls the submission"""
+    same(student, reference, probe("{id}.scaled", torch.ones(2, 3)))
+
+
+@pytest.mark.points(1)
+def test_check_errors(student, reference):
+    """scale：检查本身出错 | scale: the check itself errors"""
+    x = torch.ones(2, 3) @ torch.ones(2, 3)  # (2, 3) @ (2, 3): the author's shape error
+    same(student, reference, call("scale", x, 2.0))
+'''
+_PROBES = '''"""{id}'s probes: one that fails before it calls the submission."""
+
+SETTINGS = {{}}
+
+
+def scaled(mod, x):
+    return mod.scale(x, SETTINGS["factor"])  # KeyError: the setting was never written
+'''
+
+
+def _checks(kit: Path, ex: str) -> Path:
+    return kit / "grader" / "per_exercise" / ex / "checks.py"
+
+
+def _set_in_course(kit: Path, ex: str, **values) -> None:
+    import tomlkit
+
+    doc = tomlkit.parse((kit / "course.toml").read_text(encoding="utf-8"))
+    next(t for t in doc["exercises"] if t["id"] == ex).update(values)
+    (kit / "course.toml").write_text(tomlkit.dumps(doc), encoding="utf-8")
+
+
+def _no_fix(kit, ex):
+    edit(_checks(kit, ex), _SCAFFOLD_FIX, "")
+
+
+def _hint_out_of_range(kit, ex):
+    edit(_checks(kit, ex), "hint=1)", "hint=7)")
+
+
+def _stub_by_hand(kit, ex):
+    stub = next((kit / "exercises").glob(f"{ex}_*.py"))
+    edit(stub, "import torch\n", "import torch\nimport math\n")
+
+
+def _points_in_course(kit, ex):
+    _set_in_course(kit, ex, points=5)
+
+
+def _section_in_chinese_only(kit, ex):
+    _set_in_course(kit, ex, section="自注意力")
+
+
+def _check_without_points_or_english(kit, ex):
+    edit(_checks(kit, ex), '@pytest.mark.points(2)\ndef test_random_shapes(student, reference):\n'
+                           '    """scale：随机形状与因子 | scale: random shapes and factors"""',
+         'def test_random_shapes(student, reference):\n    """scale：随机形状与因子"""')
+
+
+def _fixes_as_a_hint_level(kit, ex):
+    hints = kit / "grader" / "per_exercise" / ex / "hints.toml"
+    hints.write_text(hints.read_text(encoding="utf-8") + '\n[[level]]\nzh = "改法：返回 x * factor"\n'
+                                                         'en = "The fixes: return x * factor"\n', encoding="utf-8")
+
+
+def _grader_side(kit, ex):
+    edit(_checks(kit, ex), "from grader.judge import call, same", "from grader.judge import call, probe, same")
+    edit(_checks(kit, ex), "\n\n# ----", _PROBED.replace("{id}", ex) + "\n\n# ----")
+    (kit / "grader" / "per_exercise" / ex / "probes.py").write_text(_PROBES.format(id=ex), encoding="utf-8")
+
+
+def _clean(kit, ex):
+    """The scaffold as `grade new` writes it: no fault."""
+
+
+CHECKS_PY = "grader/per_exercise/{ex}/checks.py"
+FAULTS = {  # the edit, and the lines `grade check --only` prints for it ({ex}, {stub} filled in)
+    "no_fix": (_no_fix, [CHECKS_PY + f": mistake '{_SCAFFOLD_MISTAKE}' has no fix in both languages: add fix="]),
+    "hint_out_of_range": (_hint_out_of_range, [
+        CHECKS_PY + f": mistake '{_SCAFFOLD_MISTAKE}' points to hint level 7, but hints.toml writes levels 1–2: "]),
+    "stub_by_hand": (_stub_by_hand, ["{stub}: differs from what the reference gives (+import math): "
+                                     "grade check --only {ex} --write-stubs rewrites it"]),
+    "points_in_course": (_points_in_course, ["course.toml: {ex}: points = 5, its checks' points add up to 3: "
+                                             "remove points from course.toml"]),
+    "section_in_chinese_only": (_section_in_chinese_only, [
+        "course.toml: {ex}: its section does not read in English ('自注意力'): write it in both languages"]),
+    "check_without_points_or_english": (_check_without_points_or_english, [
+        CHECKS_PY + ": test_random_shapes has no points: add @pytest.mark.points(n)",
+        CHECKS_PY + ": test_random_shapes's title is not in both languages: "]),
+    "fixes_as_a_hint_level": (_fixes_as_a_hint_level, [
+        "grader/per_exercise/{ex}/hints.toml: level 3 writes the fixes: remove it: the last level is built"]),
+    "grader_side": (_grader_side, [
+        CHECKS_PY + ': probe("{ex}.attn") names no probe: define attn(mod, …) in grader/per_exercise/{ex}/probes.py',
+        "{ex}: the reference passes every check (6)",
+        "test_typo_in_a_probe: the check itself errors (the author's error, in per_exercise/{ex}/checks.py): "
+        "grader error (check): AuthorsError: {ex}.attn: ",
+        "test_typo_in_a_call: the check itself errors (the author's error, in per_exercise/{ex}/checks.py): "
+        "grader error (check): AuthorsError: ",
+        "test_probe_raises_first: the check itself errors (the author's error, in per_exercise/{ex}/checks.py): "
+        "grader error (check): AuthorsError: {ex}.scaled raised KeyError before the reference ran",
+        "test_check_errors: the check itself errors (the author's error, in per_exercise/{ex}/checks.py): "
+        "grader error (check): grader/per_exercise/{ex}/checks.py:"]),
+    "clean": (_clean, []),
+}
+GRADER_SIDE = ("test_typo_in_a_probe", "test_typo_in_a_call", "test_probe_raises_first", "test_check_errors")
+
+
+@pytest.fixture(scope="module")
+def faulty(tmp_path_factory):
+    """One exercise per fault in one copy of the kit; one `grade check --only` over all of them,
+    the grader-side exercise's untouched stub graded as a student's, and, last, `grade check`
+    once more when course.toml names an assignment that is not there."""
+    from grader.build.scaffold import new_exercise
+    from grader.model.course import load_course
+
+    kit = copy_kit(ROOT, tmp_path_factory.mktemp("faulty") / "kit")
+    ids = {}
+    for fault, (plant, _) in FAULTS.items():
+        ids[fault] = next_exercise_id(kit)
+        new_exercise(load_course(kit / "course.toml"), ids[fault], assignment="scratch", name=fault)
+        plant(kit, ids[fault])
+    checked = grade(kit, "check", "--only", *ids.values())
+    stub = grade(kit, ids["grader_side"], "--format", "json")
+    _set_in_course(kit, ids["clean"], assignment="atention")
+    misnamed_check = grade(kit, "check", "--only", ids["clean"])
+    return {"kit": kit, "ids": ids, "checked": checked, "misnamed": misnamed_check, "stub": stub}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_grade_check_names_each_authoring_fault_with_its_file(faulty, fault):
+    ex = faulty["ids"][fault]
+    stub = f"exercises/{ex}_{fault}.py"
+    lines = [line.strip() for line in faulty["checked"].stdout.splitlines()]
+    for said in FAULTS[fault][1]:
+        said = said.format(ex=ex, stub=stub)
+        assert any(line.startswith(said) for line in lines) or any(said in line for line in lines), \
+            f"{said!r} not in\n" + faulty["checked"].stdout
+    rules_kept = f"✓ {ex}: written by the authoring rules"
+    static = [s for s in FAULTS[fault][1] if s.startswith(("course.toml", "grader/", "{stub}"))]
+    assert (rules_kept in lines) == (not static), faulty["checked"].stdout
+    if fault == "clean":
+        assert not [line for line in lines if line.startswith(f"✗ {ex}:")], faulty["checked"].stdout
+
+
+def test_grade_check_fails_when_any_exercise_has_a_fault(faulty):
+    assert faulty["checked"].returncode == 1, _said(faulty["checked"])
+
+
+def test_an_undefined_assignment_is_named_in_course_toml(faulty):
+    """An authoring fault like the others (✗, exit 1), not a misuse of the command."""
+    proc = faulty["misnamed"]
+    assert proc.returncode == 1, _said(proc)
+    assert re.search(rf"^  ✗ course\.toml: \[\[exercises\]\] #\d+ \({faulty['ids']['clean']}\): .*unknown assignment "
+                     r"'atention'$", proc.stderr, re.M), _said(proc)
+    assert "Usage:" not in proc.stderr
+
+
+def test_a_grader_side_failure_never_gives_the_untouched_stub_points(faulty):
+    """A mistyped probe or function, a probe that raises before it calls the submission, a check
+    that errors: the stub raises NotImplementedError and the reference would fail the same way,
+    but neither is a match: each check errors as the grader's (the author's), 0 points."""
+    report = json.loads(faulty["stub"].stdout)
+    (exercise,) = report["exercises"]
+    checks = {c["name"]: c for c in exercise["checks"]}
+    for name in GRADER_SIDE:
+        assert (checks[name]["score"], checks[name]["passed"]) == (0, False), checks[name]
+        assert checks[name]["kind"] == "grader_error", checks[name]
+    assert exercise["score"] == 0
