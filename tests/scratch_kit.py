@@ -6,8 +6,8 @@ written into it.
     grade(kit, "new", "ex14", "--assignment", "attention", "--name", "tril_average")
     fill_from_guide(kit, "ex14")          # the guide's reference, checks, mistakes, hints, course table
 
-Used by tests/build/test_authoring.py (a helper module: never imported from a test module's
-neighbour, so that each test file stays on its own under pytest-xdist).
+Used by tests/build/test_authoring.py; a module of its own, so that no test module imports
+another (each test file stays on its own under pytest-xdist).
 """
 
 from __future__ import annotations
