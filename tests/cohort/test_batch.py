@@ -3,7 +3,7 @@
 Tests for grade batch: the gradebook's shape, resuming after kill -9 gives the same
 gradebook without regrading finished students, shards merge into the full gradebook,
 nbgrader submissions are extracted and graded. Uses the course cut to ex01 and ex02 that
-test_attacks builds (symlinks to the kit's folders), everything under tmp_path.
+tests.kit.make_course builds (symlinks to the kit's folders), everything under tmp_path.
 """
 
 from __future__ import annotations
@@ -16,38 +16,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from tests import corpus
-from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, WRONG, make_course
-
-
-def cohort(folder: Path, n: int, slow: float = 0.0) -> Path:
-    """n students: every third honest, every third wrong, every third the stub."""
-    for i in range(n):
-        student = folder / f"s{i:02d}"
-        student.mkdir(parents=True)
-        kind = i % 3
-        ex01 = (KIT / "solutions" / EX01).read_text(encoding="utf-8") if kind == 0 else (
-            WRONG if kind == 1 else (KIT / "exercises" / EX01).read_text(encoding="utf-8"))
-        if slow:
-            ex01 = f"import time\ntime.sleep({slow})\n" + ex01
-        (student / EX01).write_text(ex01, encoding="utf-8")
-        src = KIT / ("solutions" if kind == 0 else "exercises") / EX02
-        (student / EX02).write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
-    return folder
-
-
-def batch(course: Path, folder: Path, out: Path, *extra: str, **kw):
-    return subprocess.run(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
-                                   "--no-progress", *extra], capture_output=True, text=True, timeout=600, **kw)
-
-
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    return make_course(tmp_path_factory.mktemp("course"))
+from tests.cohorts import batch, cohort
+from tests.kit import EX01, GRADE, KIT
 
 
 def test_gradebook(course, tmp_path):
@@ -124,7 +98,7 @@ def test_a_sandbox_killed_from_outside_costs_no_student_a_point(course, uninterr
     """kill -9 of a judge slot's sandbox (bwrap, its zygote, the worker grading then): that
     worker's call is made again from a sandbox started anew, the batch goes on, and its gradebook
     is the uninterrupted one."""
-    from tests.sandbox.test_killed_from_outside import busy_sandbox
+    from tests.processes import busy_sandbox
 
     folder, full = uninterrupted
     out = tmp_path / "killed"
@@ -146,7 +120,7 @@ def test_sandboxes_that_cannot_be_kept_stop_the_batch_and_charge_no_one(course, 
     student it held is scored; a rerun gives the uninterrupted gradebook."""
     import threading
 
-    from tests.sandbox.test_killed_from_outside import busy_sandbox, keep_killing
+    from tests.processes import busy_sandbox, keep_killing
 
     folder, full = uninterrupted
     out = tmp_path / "killed"

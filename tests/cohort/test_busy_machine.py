@@ -20,8 +20,8 @@ import sys
 import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
-from tests.cohort.test_batch import batch
-from tests.sandbox.test_attacks import KIT
+from tests.cohorts import batch
+from tests.kit import KIT
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
                                 reason="official grading runs in bubblewrap (Linux); the run queue's delay is Linux's")

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cohort.test_batch import cohort
+from tests.cohorts import cohort
 from tests.sandbox.as_user import as_user_prefix, needs_root, user_env
-from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, make_course
+from tests.kit import EX01, EX02, GRADE, KIT, make_course
 
 
 @pytest.fixture(scope="module")

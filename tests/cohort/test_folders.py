@@ -35,8 +35,8 @@ from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
 from grader.cohort.names import display_name, student_key
 from grader.cohort.students import cohort_layout, find_students, is_nbgrader_dir, not_students
 from grader.model.course import load_course
-from tests.cohort.test_batch import GRADE, batch
-from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
+from tests.cohorts import batch
+from tests.kit import EX01, EX02, GRADE, KIT
 
 ROOT = os.geteuid() == 0
 SOLUTION_EX01 = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
@@ -286,11 +286,6 @@ def _special_cohort(root: Path, out: Path) -> dict[str, str]:
     return made
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    return make_course(tmp_path_factory.mktemp("course"))
-
-
 def test_find_students_never_opens_a_special_file(course, tmp_path):
     made = _special_cohort(tmp_path / "cohort", tmp_path / "out")
     started = time.monotonic()
@@ -448,7 +443,6 @@ def test_a_second_batch_on_the_same_out_is_refused(course, tmp_path):
     for i in range(3):
         (folder / f"s{i}").mkdir(parents=True)
         (folder / f"s{i}" / EX01).write_text("import time\ntime.sleep(1)\n" + SOLUTION_EX01, encoding="utf-8")
-    from tests.sandbox.test_attacks import GRADE
 
     first = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(tmp_path / "out"),
                                       "--no-progress", "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -717,7 +711,6 @@ def test_staged_files_removed_under_a_run_are_not_the_students_result(course, tm
     and the same command again grades them in full."""
     import shutil
 
-    from tests.cohort.test_batch import GRADE
 
     folder, out = tmp_path / "cohort", tmp_path / "out"
     (folder / "slow").mkdir(parents=True)

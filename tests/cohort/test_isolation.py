@@ -19,8 +19,9 @@ import sys
 import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
-from tests.cohort.test_batch import batch
-from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, OFFICIAL, make_course
+from tests.cohorts import batch
+from tests.kit import EX01, EX02, GRADE, KIT, OFFICIAL, make_course
+from tests.processes import lingering
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
                                 reason="official grading runs in bubblewrap (Linux; .ci/run installs it)")
@@ -35,11 +36,6 @@ torch.set_default_dtype(torch.float64)
 torch.allclose = lambda *a, **k: False
 builtins.sum = lambda *a, **k: 0
 '''
-
-
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    return make_course(tmp_path_factory.mktemp("course"))
 
 
 @pytest.fixture(scope="module")
@@ -70,24 +66,6 @@ def test_one_exercise_cannot_reach_another_in_grade_all(course, tmp_path):
                          capture_output=True, text=True, timeout=600, check=False, env=OFFICIAL)
     ex02 = {e["id"]: e for e in json.loads(run.stdout)["exercises"]}["ex02"]
     assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
-
-
-def lingering(count: int) -> str:
-    """Code that starts `count` processes (or as many as it may), each in a session of its own,
-    sleeping two minutes: what a student's code leaves behind."""
-    return f'''
-import os
-import time
-
-for _ in range({count}):
-    try:
-        if os.fork() == 0:
-            os.setsid()
-            time.sleep(120)
-            os._exit(0)
-    except OSError:
-        break
-'''
 
 
 LINGERING = lingering(80)  # as many as the worker's process cap allows

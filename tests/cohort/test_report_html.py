@@ -1,6 +1,6 @@
 """OUT/report.html looked at the way an instructor would: in a browser (headless Chromium).
 
-`grade batch --only ch05 --format text` grades the cohort of test_shards (correct, stub, three
+`grade batch --only ch05 --format text` grades tests.cohorts.ch05_cohort (correct, stub, three
 students with ex01's off-by-one, one of them also with ex05's view(V, B*T), one of them under the
 folder name `<img src=x onerror=alert(1)>`), with an empty folder and a `sam.zip` beside them;
 Chromium takes a screenshot of the report and dumps its DOM. The page must say, in English:
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.cohort.test_shards import COPIED_EX01, HOSTILE, ch05_cohort
+from tests.cohorts import COPIED_EX01, HOSTILE, ch05_cohort
 from grader.model.course import load_course
-from tests.sandbox.test_attacks import GRADE, KIT
+from tests.kit import GRADE, KIT
 
 WINDOW = (1280, 2400)
 

