@@ -15,7 +15,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from tests.kit import EX01, EX02, GRADE, KIT, WRONG
+from tests.kit import EX01, EX02, GRADE, KIT, WRONG, grade_here
 
 
 def cohort(folder: Path, n: int, slow: float = 0.0) -> Path:
@@ -35,8 +35,11 @@ def cohort(folder: Path, n: int, slow: float = 0.0) -> Path:
 
 
 def batch(course: Path, folder: Path, out: Path, *extra: str, **kw):
+    """`grade batch FOLDER --out OUT EXTRA` in a fresh interpreter; one judge unless EXTRA says
+    `-j` (each judge's sandbox is an interpreter importing torch, whatever the cohort's size)."""
+    jobs = [] if {"-j", "--jobs"} & set(extra) else ["-j", "1"]
     return subprocess.run(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
-                                   "--no-progress", *extra], capture_output=True, text=True, timeout=600, **kw)
+                                   "--no-progress", *jobs, *extra], capture_output=True, text=True, timeout=600, **kw)
 
 
 CH05 = ("ex01_windows.py", "ex02_nll.py", "ex03_param_budget.py", "ex04_parallel_vs_generate.py",
@@ -117,3 +120,20 @@ def ch05_cohort(folder: Path) -> Path:
         for file, text in files.items():
             (folder / name / file).write_text(text, encoding="utf-8")
     return folder
+
+
+def batch_here(course: Path, folder: Path, out: Path | str, *extra: str) -> subprocess.CompletedProcess:
+    """`batch` run in this process (click's test runner): for a run refused before anyone is
+    graded, where a fresh interpreter proves nothing more. Shaped as `batch`'s answer; an
+    exception the command let out is in its stderr as a traceback, as a real run would print it.
+
+        >>> batch_here(course, folder, folder).returncode   # doctest: +SKIP  (OUT is DIR: refused)
+        2
+    """
+    import traceback
+
+    result = grade_here("--course", str(course), "batch", str(folder), "--out", str(out), "--no-progress", *extra)
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(result.exception))
+    return subprocess.CompletedProcess(["grade", "batch", str(folder)], result.exit_code, result.stdout, stderr)

@@ -60,3 +60,18 @@ def snapshot(*folders: Path) -> dict[str, str]:
             if path.is_file() and "__pycache__" not in path.parts:
                 found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
+
+
+def grade_here(*args: str):
+    """`grade ARGS` run in this process through click's test runner (a command that grades no
+    one, or whose grading the test does not need a fresh interpreter for): the result's
+    `exit_code`, `stdout` and `stderr`.
+
+        >>> grade_here("--course", str(course), "merge", "bad", "--out", "out").exit_code   # doctest: +SKIP
+        2
+    """
+    from click.testing import CliRunner
+
+    from grader.commands.main import main
+
+    return CliRunner().invoke(main, list(args))

@@ -42,15 +42,20 @@ def sandboxes(pid: int) -> list[int]:
     return found
 
 
-def busy_sandbox(pid: int, timeout: float = 180.0) -> int:
-    """A bwrap process under `pid` whose zygote has a worker."""
+def busy_sandboxes(pid: int, count: int, timeout: float = 180.0) -> list[int]:
+    """`count` bwrap processes under `pid` whose zygotes each have a worker (waited for)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for bwrap in sandboxes(pid):
-            if any(children(zygote) for zygote in children(bwrap)):
-                return bwrap
+        busy = [bwrap for bwrap in sandboxes(pid) if any(children(zygote) for zygote in children(bwrap))]
+        if len(busy) >= count:
+            return busy
         time.sleep(0.02)
-    raise AssertionError(f"no sandbox with a worker under {pid}")
+    raise AssertionError(f"fewer than {count} sandboxes with a worker under {pid}")
+
+
+def busy_sandbox(pid: int, timeout: float = 180.0) -> int:
+    """A bwrap process under `pid` whose zygote has a worker."""
+    return busy_sandboxes(pid, 1, timeout)[0]
 
 
 def keep_killing(pid: int, stop: threading.Event) -> threading.Thread:

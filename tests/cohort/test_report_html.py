@@ -30,7 +30,7 @@ import pytest
 
 from tests.cohorts import COPIED_EX01, HOSTILE, ch05_cohort
 from grader.model.course import load_course
-from tests.kit import GRADE, KIT
+from tests.kit import GRADE, KIT, grade_here
 
 WINDOW = (1280, 2400)
 
@@ -216,16 +216,15 @@ def test_report_in_a_browser(graded, tmp_path):
 def test_report_from_a_merged_folder(graded, tmp_path):
     folder, out = graded
     merged = tmp_path / "merged"
-    run = subprocess.run(GRADE + ["merge", str(out), "--out", str(merged)], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    bare = subprocess.run(GRADE + ["--lang", "en", "report", str(merged)], capture_output=True, text=True, timeout=120)
-    assert bare.returncode == 0, bare.stderr
+    run = grade_here("merge", str(out), "--out", str(merged))
+    assert run.exit_code == 0, run.output
+    bare = grade_here("--lang", "en", "report", str(merged))
+    assert bare.exit_code == 0, bare.output
     text = Page((merged / "report.html").read_text(encoding="utf-8")).text
     assert "Similarity not computed" in text and "off_by_one_drop_last" in text
 
-    full = subprocess.run(GRADE + ["--lang", "zh", "report", str(merged), "--submissions", str(folder)],
-                          capture_output=True, text=True, timeout=120)
-    assert full.returncode == 0, full.stderr
+    full = grade_here("--lang", "zh", "report", str(merged), "--submissions", str(folder))
+    assert full.exit_code == 0, full.output
     seen = Page((merged / "report.html").read_text(encoding="utf-8"))
     assert "班级评分报告" in seen.text and "全部学生" in seen.text
     assert any("buggy" in c and "copier" in c for c in seen.rows["cluster"])
@@ -240,8 +239,8 @@ def test_report_from_a_merged_folder(graded, tmp_path):
 
 
 def test_report_of_a_folder_without_a_gradebook(tmp_path):
-    run = subprocess.run(GRADE + ["report", str(tmp_path)], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2 and "results.json" in run.stderr and "Traceback" not in run.stderr
+    run = grade_here("report", str(tmp_path))
+    assert run.exit_code == 2 and "results.json" in run.stderr and isinstance(run.exception, SystemExit), run.output
 
 
 def test_the_stub_is_boilerplate(tmp_path):
