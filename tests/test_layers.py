@@ -66,3 +66,10 @@ def test_an_import_of_a_test_module_is_found_at_any_depth(tmp_path):
         encoding="utf-8")
     assert imports_of_test_modules(tmp_path) == ["cohort/test_late.py:2 tests.sandbox.test_attacks",
                                                  "test_top.py:2 tests.cohort.test_batch"]
+
+
+def test_no_property_test_has_a_deadline():
+    """The suite's hypothesis profile times nothing: an example slowed by a busy machine is not a failure."""
+    from hypothesis import settings
+
+    assert settings.default.deadline is None
