@@ -3,7 +3,7 @@
 Tests for grade batch: the gradebook's shape, resuming after kill -9 gives the same
 gradebook without regrading finished students, shards merge into the full gradebook,
 nbgrader submissions are extracted and graded. Uses the course cut to ex01 and ex02 that
-test_attacks builds (symlinks to the kit's folders), everything under tmp_path.
+tests.kit.make_course builds (symlinks to the kit's folders), everything under tmp_path.
 """
 
 from __future__ import annotations
@@ -16,43 +16,26 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from tests import corpus
-from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, WRONG, make_course
-
-
-def cohort(folder: Path, n: int, slow: float = 0.0) -> Path:
-    """n students: every third honest, every third wrong, every third the stub."""
-    for i in range(n):
-        student = folder / f"s{i:02d}"
-        student.mkdir(parents=True)
-        kind = i % 3
-        ex01 = (KIT / "solutions" / EX01).read_text(encoding="utf-8") if kind == 0 else (
-            WRONG if kind == 1 else (KIT / "exercises" / EX01).read_text(encoding="utf-8"))
-        if slow:
-            ex01 = f"import time\ntime.sleep({slow})\n" + ex01
-        (student / EX01).write_text(ex01, encoding="utf-8")
-        src = KIT / ("solutions" if kind == 0 else "exercises") / EX02
-        (student / EX02).write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
-    return folder
-
-
-def batch(course: Path, folder: Path, out: Path, *extra: str, **kw):
-    return subprocess.run(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
-                                   "--no-progress", *extra], capture_output=True, text=True, timeout=600, **kw)
+from tests.cohorts import batch, cohort
+from tests.kit import EX01, GRADE, KIT
+from tests.in_process import grade
+from tests.processes import busy_sandbox, busy_sandboxes, keep_killing
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    return make_course(tmp_path_factory.mktemp("course"))
+def three(course, tmp_path_factory):
+    """Three students (honest, wrong, stub) graded with a JUnit and a Gradescope report each."""
+    tmp = tmp_path_factory.mktemp("three")
+    run = batch(course, cohort(tmp / "cohort", 3), tmp / "out", "-j", "2", "--format", "junit", "--format", "gradescope")
+    return run, tmp
 
 
-def test_gradebook(course, tmp_path):
-    folder = cohort(tmp_path / "cohort", 3)
-    run = batch(course, folder, tmp_path / "out", "-j", "2")
+def test_gradebook(course, three):
+    run, tmp_path = three
     assert run.returncode == 0, run.stderr
     from grader.cohort.batch import time_bound
     from grader.model.messages import default_lang
@@ -73,31 +56,6 @@ def test_gradebook(course, tmp_path):
     assert {"name", "passed", "score", "max_score", "message"} <= set(entry["exercises"][0]["checks"][0])
 
 
-def test_resume_after_kill9_is_identical(course, tmp_path):
-    folder = cohort(tmp_path / "cohort", 9, slow=0.4)
-    full = batch(course, folder, tmp_path / "full", "-j", "1")
-    assert full.returncode == 0, full.stderr
-
-    out = tmp_path / "killed"
-    cmd = GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out), "--no-progress", "-j", "1"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and len(list((out / "students").glob("*.json"))) < 3:
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    done = {p.name: p.stat().st_mtime_ns for p in (out / "students").glob("*.json")}
-    assert 3 <= len(done) < 9, "the kill came too late to test resuming"
-    assert not (out / "grades.csv").exists()
-
-    rerun = batch(course, folder, out, "-j", "2")
-    assert rerun.returncode == 0, rerun.stderr
-    for name, mtime in done.items():  # finished students were not graded again
-        assert (out / "students" / name).stat().st_mtime_ns == mtime
-    for name in ("grades.csv", "results.json"):
-        assert (out / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
-
-
 @pytest.fixture(scope="module")
 def uninterrupted(course, tmp_path_factory):
     """Six students (each import 0.4 s) graded without interruption: what every run must give."""
@@ -106,6 +64,31 @@ def uninterrupted(course, tmp_path_factory):
     full = batch(course, folder, tmp / "full", "-j", "2", "--lang", "en")
     assert full.returncode == 0, full.stderr
     return folder, tmp / "full"
+
+
+def test_resume_after_kill9_is_identical(course, uninterrupted, tmp_path):
+    """kill -9 of a whole batch (one judge) part way: the rerun (two judges) grades only the
+    students not yet saved, and its gradebook is, to the byte, the uninterrupted one's."""
+    folder, full = uninterrupted
+    out = tmp_path / "killed"
+    cmd = GRADE + ["--course", str(course), "--lang", "en", "batch", str(folder), "--out", str(out), "--no-progress",
+                   "-j", "1"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and len(list((out / "students").glob("*.json"))) < 2:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = {p.name: p.stat().st_mtime_ns for p in (out / "students").glob("*.json")}
+    assert 2 <= len(done) < 6, "the kill came too late to test resuming"
+    assert not (out / "grades.csv").exists()
+
+    rerun = batch(course, folder, out, "-j", "2", "--lang", "en")
+    assert rerun.returncode == 0, rerun.stderr
+    for name, mtime in done.items():  # finished students were not graded again
+        assert (out / "students" / name).stat().st_mtime_ns == mtime
+    for name in ("grades.csv", "results.json"):
+        assert (out / name).read_bytes() == (full / name).read_bytes()
 
 
 def _start_batch(course, folder, out) -> subprocess.Popen:
@@ -124,8 +107,6 @@ def test_a_sandbox_killed_from_outside_costs_no_student_a_point(course, uninterr
     """kill -9 of a judge slot's sandbox (bwrap, its zygote, the worker grading then): that
     worker's call is made again from a sandbox started anew, the batch goes on, and its gradebook
     is the uninterrupted one."""
-    from tests.sandbox.test_killed_from_outside import busy_sandbox
-
     folder, full = uninterrupted
     out = tmp_path / "killed"
     proc = _start_batch(course, folder, out)
@@ -145,8 +126,6 @@ def test_sandboxes_that_cannot_be_kept_stop_the_batch_and_charge_no_one(course, 
     """Every sandbox killed as soon as it starts: the batch stops, exit 3, saying why; no
     student it held is scored; a rerun gives the uninterrupted gradebook."""
     import threading
-
-    from tests.sandbox.test_killed_from_outside import busy_sandbox, keep_killing
 
     folder, full = uninterrupted
     out = tmp_path / "killed"
@@ -177,9 +156,9 @@ def test_sandboxes_that_cannot_be_kept_stop_the_batch_and_charge_no_one(course, 
 
 def test_changed_submission_is_regraded(course, tmp_path):
     folder = cohort(tmp_path / "cohort", 2)
-    assert batch(course, folder, tmp_path / "out").returncode == 0
+    assert batch(course, folder, tmp_path / "out", "--only", "ex01", "-j", "1").returncode == 0
     (folder / "s01" / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-    assert batch(course, folder, tmp_path / "out").returncode == 0
+    assert batch(course, folder, tmp_path / "out", "--only", "ex01", "-j", "1").returncode == 0
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert book["students"]["s01"]["exercises"][0]["score"] == book["students"]["s00"]["exercises"][0]["score"] > 0
 
@@ -191,22 +170,22 @@ def test_one_student_is_counted_in_the_singular(course, tmp_path):
     assert run.stdout.splitlines()[-1].startswith("1 student (0 with a note), mean "), run.stdout
 
 
-def test_shards_merge_into_the_full_gradebook(course, tmp_path):
-    folder = cohort(tmp_path / "cohort", 5)
-    assert batch(course, folder, tmp_path / "full", "-j", "2").returncode == 0
+def test_shards_merge_into_the_full_gradebook(course, uninterrupted, tmp_path):
+    folder, full = uninterrupted
     for i in (1, 2):
-        run = batch(course, folder, tmp_path / f"shard{i}", "--shard", f"{i}/2")
+        run = batch(course, folder, tmp_path / f"shard{i}", "--shard", f"{i}/2", "--lang", "en", "-j", "1")
         assert run.returncode == 0, run.stderr
     a = json.loads((tmp_path / "shard1" / "results.json").read_text(encoding="utf-8"))
     b = json.loads((tmp_path / "shard2" / "results.json").read_text(encoding="utf-8"))
-    assert set(a["students"]).isdisjoint(b["students"]) and len(a["students"]) + len(b["students"]) == 5
-    run = subprocess.run(GRADE + ["--course", str(course), "merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"),
-                                  "--out", str(tmp_path / "merged")], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
+    assert set(a["students"]).isdisjoint(b["students"]) and len(a["students"]) + len(b["students"]) == 6
+    merge = ["--course", str(course), "--lang", "en", "merge", str(tmp_path / "shard1"), str(tmp_path / "shard2"),
+             "--out", str(tmp_path / "merged")]
+    run = grade(*merge)
+    assert run.returncode == 0, (run.stdout + run.stderr)
     for name in ("grades.csv", "results.json"):
-        assert (tmp_path / "merged" / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
-    again = subprocess.run(run.args, capture_output=True, text=True, timeout=120)  # a CI job rerun: same folder
-    assert again.returncode == 0, again.stderr
+        assert (tmp_path / "merged" / name).read_bytes() == (full / name).read_bytes()
+    again = grade(*merge)  # a CI job rerun: same folder
+    assert again.returncode == 0, (again.stdout + again.stderr)
 
 
 @pytest.mark.parametrize("book", [
@@ -220,16 +199,17 @@ def test_shards_merge_into_the_full_gradebook(course, tmp_path):
 def test_a_malformed_shard_is_refused_before_anything_is_written(course, tmp_path, book):
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "results.json").write_text(json.dumps(book), encoding="utf-8")
-    run = subprocess.run(GRADE + ["--course", str(course), "merge", str(tmp_path / "bad"), "--out", str(tmp_path / "out")],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2 and ("cannot be read" in run.stderr or "malformed" in run.stderr), run.stderr
-    assert "Traceback" not in run.stderr and not (tmp_path / "out" / "results.json").exists()
+    run = grade("--course", str(course), "merge", str(tmp_path / "bad"), "--out", str(tmp_path / "out"))
+    assert run.returncode == 2 and ("cannot be read" in run.stderr or "malformed" in run.stderr), (run.stdout + run.stderr)
+    assert run.exception is None or isinstance(run.exception, SystemExit), run.exception  # said, never a traceback
+    assert not (tmp_path / "out" / "results.json").exists()
 
 
 def test_bad_shard_is_a_usage_error(course, tmp_path):
     folder = cohort(tmp_path / "cohort", 1)
-    run = batch(course, folder, tmp_path / "out", "--shard", "3/2")
-    assert run.returncode == 2
+    run = grade("--course", str(course), "batch", str(folder), "--out", str(tmp_path / "out"), "--shard", "3/2")
+    assert run.returncode == 2 and "--shard" in run.stderr, (run.stdout + run.stderr)
+    assert not (tmp_path / "out").exists()  # refused before anything is graded
 
 
 def _notebook(cells: list[tuple[str, dict | None]]) -> dict:
@@ -262,9 +242,8 @@ def test_nbgrader_submissions(course, tmp_path):
     assert "# %matplotlib inline" in extracted and "assert shift_pairs" not in extracted
 
 
-def test_per_student_reports(course, tmp_path):
-    folder = cohort(tmp_path / "cohort", 1)
-    run = batch(course, folder, tmp_path / "out", "--format", "junit", "--format", "gradescope")
+def test_per_student_reports(three):
+    run, tmp_path = three
     assert run.returncode == 0, run.stderr
     from grader.cohort.names import student_key
 
@@ -282,7 +261,7 @@ def test_ctrl_c_stops_a_batch_at_once_and_the_next_run_finishes(course, tmp_path
     then grades everyone, as an uninterrupted run would."""
     folder = tmp_path / "cohort"
     slow = (KIT / "solutions" / EX01).read_text(encoding="utf-8").replace("def shift_pairs(tokens):", "def shift_pairs(tokens):\n    import time; time.sleep(6)", 1)
-    for i in range(10):  # about 3 s each (the check's limit), 15 s on two judges: still busy at the Ctrl-C
+    for i in range(4):  # two in the judges' hands at the Ctrl-C, two not yet begun
         (folder / f"s{i}").mkdir(parents=True)
         (folder / f"s{i}" / EX01).write_text(slow, encoding="utf-8")
 
@@ -294,7 +273,7 @@ def test_ctrl_c_stops_a_batch_at_once_and_the_next_run_finishes(course, tmp_path
                        "--only", "ex01", "-j", "2"]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=own_session)
-    time.sleep(8)  # the judges are in their students' slow calls
+    busy_sandboxes(proc.pid, 2)  # both judges are in their students' slow calls
     pressed = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)
     proc.communicate(timeout=120)
@@ -309,7 +288,7 @@ def test_ctrl_c_stops_a_batch_at_once_and_the_next_run_finishes(course, tmp_path
     again = batch(course, folder, tmp_path / "out", "--only", "ex01", "-j", "2")
     assert again.returncode == 0, again.stderr[-2000:]
     rows = {r[0]: r for r in csv.reader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
-    assert sorted(rows) == ["(max)", *[f"s{i}" for i in range(10)], "student"] and \
+    assert sorted(rows) == ["(max)", *[f"s{i}" for i in range(4)], "student"] and \
         len({rows[s][1] for s in rows if s not in ("(max)", "student")}) == 1
 
 
@@ -324,7 +303,7 @@ def test_a_link_beside_the_students_to_the_data_hides_nothing_they_need(tmp_path
     shutil.copytree(corpus.FOLDER / "tinyshakespeare", data / "tinyshakespeare")
     os.symlink(data, folder / "data")
     run = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp_path / "out"), "--only", "ex07",
-                                  "--no-progress"], capture_output=True, text=True, timeout=600,
+                                  "--no-progress", "-j", "1"], capture_output=True, text=True, timeout=600,
                          env={**os.environ, "GPT_COURSE_DATA": str(data)})
     assert run.returncode == 0, run.stderr
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}

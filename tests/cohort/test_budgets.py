@@ -19,7 +19,7 @@ import pytest
 
 from grader.model.course import CourseError, load_course, parse_course
 from grader.run.budgets import worst_case_seconds
-from tests.sandbox.test_attacks import EX01, GRADE, KIT, make_course
+from tests.kit import EX01, GRADE, KIT, make_course
 
 SOLUTION = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
 NOT_AGAIN = ("not waited for again", "不再等待", "not run again", "没有再运行")  # the budget's words, the report's

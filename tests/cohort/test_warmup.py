@@ -11,13 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cohort.test_batch import batch, cohort
-from tests.sandbox.test_attacks import EX01, KIT, make_course
-
-
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    return make_course(tmp_path_factory.mktemp("course"))
+from tests.cohorts import batch, cohort
+from tests.kit import EX01, KIT
 
 
 def _encoded(obs) -> bytes:

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from tests.in_process import grade
-from tests.sandbox.test_attacks import make_course
+from tests.kit import make_course
 
 
 def test_list_shows_every_exercise(root):
@@ -182,7 +182,7 @@ def test_ctrl_c_exits_130_not_1(grade_exe, tmp_path):
     import signal
     import time
 
-    from tests.sandbox.test_attacks import named
+    from tests.processes import named
 
     token = "cc" + secrets.token_hex(5)  # the worker names itself so: the Ctrl-C comes while it runs the file
     sub = tmp_path / "sub"

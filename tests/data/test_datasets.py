@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import socket
-import threading
-from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -22,75 +19,7 @@ from grader.data import datasets
 from grader.data.datasets import DataError, load_text, locate, read_catalog, resolve
 from grader.commands.data import data as data_command
 from tests import corpus as shipped
-
-SHA = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
-SIZE = 1_115_394
-
-
-@pytest.fixture(scope="module")
-def corpus() -> bytes:
-    body = shipped.FILE.read_bytes()
-    assert len(body) == SIZE and hashlib.sha256(body).hexdigest() == SHA
-    return body
-
-
-class _Server:
-    """Routes: /good, /prefix (a shorter file), /short (Content-Length lies), /corrupt, else 404."""
-
-    def __init__(self, body: bytes) -> None:
-        flipped = bytearray(body)
-        flipped[SIZE // 2] ^= 0x01
-        self.routes = {
-            "/good/input.txt": (body, len(body)),
-            "/prefix/input.txt": (body[: SIZE // 3], SIZE // 3),
-            "/short/input.txt": (body[: SIZE // 2], len(body)),
-            "/corrupt/input.txt": (bytes(flipped), len(body)),
-            "/long/input.txt": (body + b"extra", len(body) + 5),
-        }
-        self.hits: Counter[str] = Counter()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-                server.hits[self.path] += 1
-                if self.path not in server.routes:
-                    self.send_error(404, "Not Found")
-                    return
-                payload, length = server.routes[self.path]
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(length))
-                self.end_headers()
-                self.wfile.write(payload)
-                self.close_connection = True
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def url(self, route: str) -> str:
-        return f"http://127.0.0.1:{self.port}{route}"
-
-
-@pytest.fixture(scope="module")
-def server(corpus: bytes):
-    srv = _Server(corpus)
-    srv.thread.start()
-    yield srv
-    srv.httpd.shutdown()
-    srv.httpd.server_close()
-
-
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    # A proxy in the environment must not intercept requests to 127.0.0.1.
-    for var in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+from tests.data.served import SHA, SIZE, CorpusServer
 
 
 @pytest.fixture
@@ -144,7 +73,7 @@ def test_default_cache_dir_follows_xdg(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- downloads
 
 
-def test_good_download_is_verified_and_cached(server: _Server, tmp_path: Path, corpus: bytes) -> None:
+def test_good_download_is_verified_and_cached(server: CorpusServer, tmp_path: Path, corpus: bytes) -> None:
     cache = tmp_path / "cache"
     url = server.url("/good/input.txt")
     before = server.hits["/good/input.txt"]  # the server is shared by the module's tests
@@ -159,25 +88,25 @@ def test_good_download_is_verified_and_cached(server: _Server, tmp_path: Path, c
     assert server.hits["/good/input.txt"] == before + 1  # second call served from the cache
 
 
-def test_cache_found_through_xdg_cache_home(server: _Server, tmp_path: Path) -> None:
+def test_cache_found_through_xdg_cache_home(server: CorpusServer, tmp_path: Path) -> None:
     env = {"XDG_CACHE_HOME": str(tmp_path)}
     path = resolve(env=env, url=server.url("/good/input.txt"), progress=False)
     assert path == tmp_path / "gpt-course" / "tinyshakespeare" / "input.txt"
     assert resolve(env=env, allow_download=False) == path
 
 
-def test_download_with_progress_bar(server: _Server, tmp_path: Path) -> None:
+def test_download_with_progress_bar(server: CorpusServer, tmp_path: Path) -> None:
     path = resolve(env={}, cache_dir=tmp_path, url=server.url("/good/input.txt"), progress=True)
     assert datasets.file_sha256(path) == SHA
 
 
-def test_load_text(server: _Server, tmp_path: Path) -> None:
+def test_load_text(server: CorpusServer, tmp_path: Path) -> None:
     text = load_text(env={}, cache_dir=tmp_path, url=server.url("/good/input.txt"), progress=False)
     assert len(text) == SIZE and text.startswith("First Citizen:")
 
 
 @pytest.mark.parametrize("route", ["/short/input.txt", "/prefix/input.txt"])
-def test_truncated_download(server: _Server, tmp_path: Path, route: str) -> None:
+def test_truncated_download(server: CorpusServer, tmp_path: Path, route: str) -> None:
     with pytest.raises(DataError) as info:
         resolve(env={}, cache_dir=tmp_path, url=server.url(route), progress=False)
     message = str(info.value)
@@ -186,13 +115,13 @@ def test_truncated_download(server: _Server, tmp_path: Path, route: str) -> None
     assert _cache_files(tmp_path) == []  # no partial file left
 
 
-def test_too_long_download(server: _Server, tmp_path: Path) -> None:
+def test_too_long_download(server: CorpusServer, tmp_path: Path) -> None:
     with pytest.raises(DataError, match="longer than expected"):
         resolve(env={}, cache_dir=tmp_path, url=server.url("/long/input.txt"), progress=False)
     assert _cache_files(tmp_path) == []
 
 
-def test_corrupted_download(server: _Server, tmp_path: Path) -> None:
+def test_corrupted_download(server: CorpusServer, tmp_path: Path) -> None:
     with pytest.raises(DataError) as info:
         resolve(env={}, cache_dir=tmp_path, url=server.url("/corrupt/input.txt"), progress=False)
     message = str(info.value)
@@ -201,7 +130,7 @@ def test_corrupted_download(server: _Server, tmp_path: Path) -> None:
     assert _cache_files(tmp_path) == []
 
 
-def test_http_404(server: _Server, tmp_path: Path) -> None:
+def test_http_404(server: CorpusServer, tmp_path: Path) -> None:
     url = server.url("/missing/input.txt")
     with pytest.raises(DataError) as info:
         resolve(env={}, cache_dir=tmp_path, url=url, progress=False)
@@ -220,7 +149,7 @@ def test_connection_refused(refused_url: str, tmp_path: Path) -> None:
     assert _cache_files(tmp_path) == []
 
 
-def test_corrupted_cache_is_replaced(server: _Server, tmp_path: Path, corpus: bytes) -> None:
+def test_corrupted_cache_is_replaced(server: CorpusServer, tmp_path: Path, corpus: bytes) -> None:
     cached = tmp_path / "tinyshakespeare" / "input.txt"
     cached.parent.mkdir(parents=True)
     cached.write_bytes(corpus[:-1] + b"?")
@@ -310,7 +239,7 @@ def test_a_wrong_file_in_the_kits_datasets_folder_is_named(tmp_path: Path) -> No
         resolve(env={}, cache_dir=tmp_path / "c", kit_dir=kit, allow_download=False)
 
 
-def test_empty_folder_falls_through_to_cache(server: _Server, tmp_path: Path) -> None:
+def test_empty_folder_falls_through_to_cache(server: CorpusServer, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     cache = tmp_path / "cache"
@@ -357,7 +286,7 @@ def test_no_download_no_folder(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- CLI
 
 
-def test_cli_downloads_and_prints(server: _Server, tmp_path: Path) -> None:
+def test_cli_downloads_and_prints(server: CorpusServer, tmp_path: Path) -> None:
     env = {"XDG_CACHE_HOME": str(tmp_path), "GPT_COURSE_DATA": None, "GRADE_LANG": "en"}
     result = CliRunner().invoke(data_command, ["--url", server.url("/good/input.txt")], env=env)
     assert result.exit_code == 0, result.output

@@ -17,7 +17,6 @@ import pytest
 
 from grader.data import datasets
 from tests import corpus as shipped
-from tests.data.test_datasets import _no_proxy, corpus, server  # noqa: F401  (fixtures)
 from tests.in_process import grade
 
 KIT = Path(__file__).resolve().parents[2]

@@ -23,10 +23,10 @@ import pytest
 from grader.model.course import Exercise, Text, load_course
 from grader.model.results import CheckResult, ExerciseResult, Finding
 from grader.report.render import render
+from tests.node import NODE_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTER = Path(__file__).resolve().parent / "classroom_reporter" / "src" / "main.js"
-NODE_MODULES = Path(os.environ.get("GRADE_NODE_MODULES", ROOT / ".ci" / "node" / "node_modules"))
 GRADE = Path(sys.executable).parent / "grade"
 
 pytestmark = pytest.mark.skipif(

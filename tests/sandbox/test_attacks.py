@@ -15,10 +15,7 @@ about a minute.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import re
 import secrets
 import subprocess
 import sys
@@ -31,28 +28,11 @@ import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
 from tests.in_process import grade
-
-KIT = Path(__file__).resolve().parents[2]
-GRADE = [sys.executable, "-c", "from grader.commands.main import entry; entry()"]
-OFFICIAL = {**os.environ, "CI": "true"}  # `--submission` in CI: the official tier, as root or not
-EX01 = "ex01_windows.py"
-EX02 = "ex02_nll.py"
+from tests.kit import EX01, EX02, GRADE, KIT, WRONG, make_course, snapshot
+from tests.processes import named
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
                                 reason="official grading runs in bubblewrap (Linux; .ci/run installs it)")
-
-WRONG = '''
-def shift_pairs(tokens):
-    return [0], [0]
-
-
-def make_windows(tokens, block_size, stride=1):
-    return []
-
-
-def count_targets(n_tokens, block_size, stride=1):
-    return 0
-'''
 
 
 def honest_ex01() -> str:
@@ -62,7 +42,7 @@ def honest_ex01() -> str:
 def attacks(paths: dict) -> dict[str, str]:
     """Student name -> the source of their ex01_windows.py."""
     sol = str(KIT / "solutions" / EX01)
-    check = str(KIT / "grader" / "checks" / "test_ex01_windows.py")
+    check = str(KIT / "grader" / "per_exercise" / "ex01" / "checks.py")
     marker = paths["marker"]
     return {
         # patching comparison functions, builtins and the grader inside the worker
@@ -245,45 +225,6 @@ def attacks(paths: dict) -> dict[str, str]:
     }
 
 
-def make_course(tmp: Path, timeout: int = 3, exercises=("ex01", "ex02")) -> Path:
-    """A course.toml with only ex01 and ex02 (or `exercises`; short time limits), beside symlinks to the kit."""
-    text = (KIT / "course.toml").read_text(encoding="utf-8")
-    head, *blocks = text.split("[[exercises]]")
-    keep = [b for b in blocks if re.search(rf'^id\s*=\s*"({"|".join(exercises)})"', b, re.M)]
-    keep = [re.sub(r"^timeout\s*=\s*[\d.]+", f"timeout = {timeout}", b, flags=re.M) for b in keep]
-    root = tmp / "course"
-    (root / "grader").mkdir(parents=True)
-    (root / "course.toml").write_text(head + "".join("[[exercises]]" + b for b in keep), encoding="utf-8")
-    for name in ("exercises", "solutions"):
-        (root / name).symlink_to(KIT / name)
-    (root / "grader" / "checks").symlink_to(KIT / "grader" / "checks")
-    return root / "course.toml"
-
-
-def snapshot(*folders: Path) -> dict[str, str]:
-    found = {}
-    for folder in folders:
-        for path in sorted(Path(folder).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                found[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return found
-
-
-def named(token: str) -> set[int]:
-    """The live processes named `token` (each attack names its process so, and its children
-    inherit the name): what a run left behind."""
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/comm") as comm:
-                    if comm.read().strip() == token and not _zombie(int(entry)):
-                        found.add(int(entry))
-            except OSError:
-                continue
-    return found
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("attacks")
@@ -322,15 +263,6 @@ def graded(tmp_path_factory):
     left = first & named(token)
     return {"run": run, "book": book, "before": before, "after": after, "marker": marker, "tmp": tmp,
             "course": course, "cohort": cohort, "procs": left, "seen": any(seen)}
-
-
-def _zombie(pid: int) -> bool:
-    """An ended process not yet reaped: it holds nothing and runs no code."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat_file:
-            return stat_file.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return True  # gone
 
 
 ATTACKS = sorted(attacks({"cohort": "", "out": "", "marker": ""}))

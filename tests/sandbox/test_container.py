@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox.container import WORKER_UID
+from tests.kit import EX01, EX02, GRADE, KIT
 from tests.sandbox.as_user import as_user_prefix, needs_root, passable_folder
-from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux"), needs_root]
 
@@ -133,7 +133,7 @@ def test_a_worker_runs_as_its_uid_under_the_syscall_filter(tmp_path):
     The filter is built by the zygote, as root: a worker loads it having imported nothing since it
     dropped to a uid that may not read the interpreter's files (pyenv's, here)."""
     from grader.sandbox import CONTAINER, Zygote
-    from tests.sandbox.test_bubblewrap import PROBE
+    from tests.inside import PROBE
     from tests.workers import call_in, worker_for, write_module
 
     zygote = Zygote(CONTAINER, uid=WORKER_UID).start()

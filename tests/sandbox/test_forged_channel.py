@@ -13,7 +13,7 @@ Graded officially (bubblewrap), through the real commands:
   exercise fails with a reason, its other exercise and every other student are graded, and the
   gradebook is written.
 
-The course is the kit's cut to ex01 and ex02 with a 3 s limit per check (test_attacks).
+The course is the kit's cut to ex01 and ex02 with a 3 s limit per check (tests.kit.make_course).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import textwrap
 import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
-from tests.cohort.test_batch import batch
+from tests.cohorts import batch
 from tests.in_process import grade
-from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
+from tests.kit import EX01, EX02, KIT, make_course
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
                                 reason="official grading runs in bubblewrap (Linux; .ci/run installs it)")

@@ -28,7 +28,8 @@ from grader.run.startup import worker_uid
 from grader.sandbox import BUBBLEWRAP, WorkerDied, ZygoteGone
 from grader.sandbox.bubblewrap import bwrap_path
 from grader.sandbox.zygote import Zygote
-from tests.sandbox.test_attacks import EX01, GRADE, KIT, make_course
+from tests.kit import EX01, GRADE, KIT, make_course
+from tests.processes import busy_sandbox, keep_killing
 from tests.workers import worker_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork zygote")
@@ -36,46 +37,6 @@ needs_bwrap = pytest.mark.skipif(bwrap_path() is None, reason="the official tier
 
 SLOW = Call("common.call_function", ("make_windows", ([1, 2, 3],), {}))
 STUDENT = "import time\ndef make_windows(tokens):\n    time.sleep(1.5)\n    return len(tokens)\n"
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry))
-    return found
-
-
-def _comm(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-def sandboxes(pid: int) -> list[int]:
-    """The bwrap processes among `pid`'s descendants (a batch's judges start their own anew)."""
-    found, todo = [], [pid]
-    while todo:
-        for child in children(todo.pop()):
-            (found if _comm(child) == "bwrap" else todo).append(child)
-    return found
-
-
-def busy_sandbox(pid: int, timeout: float = 180.0) -> int:
-    """A bwrap process under `pid` whose zygote has a worker."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for bwrap in sandboxes(pid):
-            if any(children(zygote) for zygote in children(bwrap)):
-                return bwrap
-        time.sleep(0.02)
-    raise AssertionError(f"no sandbox with a worker under {pid}")
 
 
 def kill_later(pid_of, delay: float) -> threading.Thread:
@@ -86,23 +47,6 @@ def kill_later(pid_of, delay: float) -> threading.Thread:
         os.kill(pid_of(), signal.SIGKILL)
 
     thread = threading.Thread(target=kill)
-    thread.start()
-    return thread
-
-
-def keep_killing(pid: int, stop: threading.Event) -> threading.Thread:
-    """A thread that kills every sandbox under `pid` as soon as it appears, until `stop`."""
-
-    def kill() -> None:
-        while not stop.is_set():
-            for bwrap in sandboxes(pid):
-                try:
-                    os.kill(bwrap, signal.SIGKILL)
-                except OSError:
-                    pass
-            time.sleep(0.02)
-
-    thread = threading.Thread(target=kill, daemon=True)
     thread.start()
     return thread
 

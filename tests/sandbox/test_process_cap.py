@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
-from tests.cohort.test_isolation import lingering
 from tests.sandbox.as_user import as_user_prefix, needs_root, user_env
-from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
+from tests.kit import EX01, EX02, KIT, make_course
+from tests.processes import lingering
 
 
 def _counts_per_user_namespace() -> bool:
