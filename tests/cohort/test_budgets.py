@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 import tomllib
 
 import pytest
@@ -36,11 +35,10 @@ def _course(tmp, *, timeout: int, budget: int, submission_budget: int = 600):
 
 
 def _grade(course, folder):
-    started = time.monotonic()
     run = subprocess.run(GRADE + ["--course", str(course), "all", "--submission", str(folder), "--format", "json"],
                          capture_output=True, text=True, timeout=600, check=False)
     assert run.stdout.strip(), run.stderr[-2000:]
-    return json.loads(run.stdout), time.monotonic() - started
+    return json.loads(run.stdout)
 
 
 def test_an_endless_function_is_waited_for_once(tmp_path):
@@ -49,13 +47,13 @@ def test_an_endless_function_is_waited_for_once(tmp_path):
     folder.mkdir()
     (folder / EX01).write_text(SOLUTION + "\n\ndef make_windows(tokens, block_size, stride=1):\n"
                                           "    while True:\n        pass\n", encoding="utf-8")
-    report, seconds = _grade(course, folder)
+    report = _grade(course, folder)
     ex01 = report["exercises"][0]
     windows = [c for c in ex01["checks"] if "make_windows" in c["name"]]
     assert len(windows) >= 3 and not any(c["passed"] for c in windows)
-    assert sum(any(w in c["message"] for w in NOT_AGAIN) for c in windows) >= 2
+    # the loop cost its limit once: every later check that calls it says it was not waited for again
+    assert sum(any(w in c["message"] for w in NOT_AGAIN) for c in windows) >= len(windows) - 1
     assert all(c["passed"] for c in ex01["checks"] if "shift_pairs" in c["name"])  # the rest is unharmed
-    assert seconds < 2 * 2 + 25, seconds  # the loop cost its limit about once, not once per check
 
 
 def test_a_slow_function_that_had_only_what_was_left_is_waited_for_again(tmp_path):
@@ -68,7 +66,7 @@ def test_a_slow_function_that_had_only_what_was_left_is_waited_for_again(tmp_pat
         "\n\ndef make_windows(*args, **kwargs):\n    import time\n    time.sleep(1.2)\n"
         "    return _make_windows(*args, **kwargs)\n")
     (folder / EX01).write_text(slow, encoding="utf-8")
-    report, _ = _grade(course, folder)
+    report = _grade(course, folder)
     windows = {c["name"]: c for c in report["exercises"][0]["checks"] if "make_windows" in c["name"]}
     assert windows["test_make_windows_course_example"]["passed"]  # one call: within the limit
     assert not any(any(w in c["message"] for w in NOT_AGAIN) for c in windows.values()), windows
@@ -84,7 +82,7 @@ def test_a_slow_walker_is_stopped_by_the_exercise_budget(tmp_path):
     slow = re.sub(r"^(def \w+\(.*\):)$", r"\1\n    import time; time.sleep(0.4)", SOLUTION, flags=re.MULTILINE)
     assert slow != SOLUTION
     (folder / EX01).write_text(slow, encoding="utf-8")
-    report, seconds = _grade(course, folder)
+    report = _grade(course, folder)
     checks = report["exercises"][0]["checks"]
     assert checks[0]["passed"]  # done before the budget ran out: its points kept
     spent = [c for c in checks if "budget" in c["message"] or "预算" in c["message"]]
@@ -93,19 +91,18 @@ def test_a_slow_walker_is_stopped_by_the_exercise_budget(tmp_path):
     unstarted = [c for c in spent if "没有运行" in c["message"] or "not run:" in c["message"]]
     assert unstarted and not any("死循环" in c["message"] or "endless" in c["message"] for c in unstarted), spent
     assert not any(re.search(r"(超过|after) 0 s", c["message"]) for c in checks), checks  # never a bare "0 s"
-    assert seconds < 4 + 25, seconds
 
 
 def test_the_submission_budget_bounds_everything(tmp_path):
     course = _course(tmp_path, timeout=3, budget=30, submission_budget=2)
     folder = tmp_path / "sub"
     folder.mkdir()
-    (folder / EX01).write_text("import time\ntime.sleep(30)\n" + SOLUTION, encoding="utf-8")
-    report, seconds = _grade(course, folder)
+    # an hour's sleep: only the 2 s budget ends the run before _grade's own ten-minute timeout
+    (folder / EX01).write_text("import time\ntime.sleep(3600)\n" + SOLUTION, encoding="utf-8")
+    report = _grade(course, folder)
     assert report["score"] == 0
     messages = " ".join(c["message"] for e in report["exercises"] for c in e["checks"])
     assert "submission's time budget" in messages or "本次提交的时间预算" in messages
-    assert seconds < 2 + 25, seconds
 
 
 def test_worst_case_from_course_toml():
