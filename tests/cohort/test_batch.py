@@ -260,7 +260,7 @@ def test_ctrl_c_stops_a_batch_at_once_and_the_next_run_finishes(course, tmp_path
     each judge has finished its student), exit 130, no process of it left; the same command
     then grades everyone, as an uninterrupted run would."""
     folder = tmp_path / "cohort"
-    slow = (KIT / "solutions" / EX01).read_text(encoding="utf-8").replace("def shift_pairs(tokens):", "def shift_pairs(tokens):\n    import time; time.sleep(6)", 1)
+    slow = (KIT / "solutions" / EX01).read_text(encoding="utf-8").replace("def shift_pairs(tokens):", "def shift_pairs(tokens):\n    import time; time.sleep(600)", 1)
     for i in range(4):  # two in the judges' hands at the Ctrl-C, two not yet begun
         (folder / f"s{i}").mkdir(parents=True)
         (folder / f"s{i}" / EX01).write_text(slow, encoding="utf-8")
@@ -274,10 +274,9 @@ def test_ctrl_c_stops_a_batch_at_once_and_the_next_run_finishes(course, tmp_path
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=own_session)
     busy_sandboxes(proc.pid, 2)  # both judges are in their students' slow calls
-    pressed = time.monotonic()
     os.killpg(proc.pid, signal.SIGINT)
-    proc.communicate(timeout=120)
-    assert proc.returncode == 130 and time.monotonic() - pressed < 5, (proc.returncode, time.monotonic() - pressed)
+    proc.communicate(timeout=120)  # the students sleep ten minutes: only not waiting for them ends it sooner
+    assert proc.returncode == 130, proc.returncode
     deadline = time.monotonic() + 5  # a killed worker's teardown takes a moment on a loaded machine
     while True:
         left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
