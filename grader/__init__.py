@@ -8,7 +8,7 @@ Where a newcomer starts (CONTRIBUTING.md has the whole map and the recipe for a 
   mistakes and the earlier pieces it builds on.
 - `grader.run.startup` and `grader.run.session`: what `grade ex03` does, in order — fork the
   zygote, load torch and pytest, run the exercise's checks with the grading plugin.
-- `grader.checks` (its README): how a check is written; `grader.judge`: what it is written with.
+- `grader.per_exercise` (its README): how a check is written; `grader.judge`: what it is written with.
 - `grader.sandbox`: the one seam to untrusted code; the worker reports, the judge decides.
 - `grader.commands`: the click commands, one file each, thin.
 """

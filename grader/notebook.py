@@ -2,7 +2,7 @@
 
     run_check("ex03", "test_answer_params", globals())
 
-runs the check function `test_answer_params` of `grader/checks/test_ex03_param_budget.py`
+runs the check function `test_answer_params` of `grader/per_exercise/ex03/checks.py`
 (the same function `grade ex03` runs) with `student` = the notebook's own namespace (the
 functions the student defined in the answer cells, run in this process) and `reference`
 = the reference solutions (or, in a student release, the recorded answers). It prints

@@ -1,4 +1,4 @@
-"""Shared set-up for the kit's own tests (not the hidden checks, which live in grader/checks)."""
+"""Shared set-up for the kit's own tests (not the hidden checks, which live in grader/per_exercise)."""
 
 from __future__ import annotations
 

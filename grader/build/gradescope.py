@@ -176,9 +176,9 @@ def build_bundle(course: Course, out: Path, *, hidden_visibility: str = HIDDEN_V
 
     if hidden_visibility not in HIDDEN_CHOICES:
         raise click.UsageError(say("gradescope_visibility", lang, choices=", ".join(HIDDEN_CHOICES), value=hidden_visibility))
-    if not course.solutions_dir.is_dir() or not (course.root / "grader" / "checks").is_dir():
-        raise click.UsageError("Gradescope 评分包要从教师工具包生成（需要 solutions/ 与 grader/checks/）/ "
-                               "the bundle is built from the instructor's kit (solutions/ and grader/checks/)")
+    if not course.solutions_dir.is_dir() or not (course.root / "grader" / "per_exercise").is_dir():
+        raise click.UsageError("Gradescope 评分包要从教师工具包生成（需要 solutions/ 与 grader/per_exercise/）/ "
+                               "the bundle is built from the instructor's kit (solutions/ and grader/per_exercise/)")
     out = Path(out)
     if out.suffix != ".zip":
         raise click.UsageError(f"{out}: 应以 .zip 结尾 / must end in .zip")

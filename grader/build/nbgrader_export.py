@@ -40,6 +40,7 @@ from pathlib import Path
 
 import click
 
+from grader.build.stubs import BEGIN, END, regions
 from grader.model.course import Course, Exercise
 
 WRITTEN_ANSWER_POINTS = 2  # a written answer's points in the notebooks (graded by hand)
@@ -146,23 +147,6 @@ def _cell(kind: str, source: str, grade_id: str, **meta):
 # --------------------------------------------------------------------------- sources
 
 
-def _body(func) -> list[ast.stmt]:
-    body = list(func.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        return body[1:]
-    return body
-
-
-def _docstring_end(func) -> int:
-    """The last line of the function's header and docstring (1-based)."""
-    body = list(func.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        return body[0].end_lineno
-    return body[0].lineno - 1
-
-
 def _not_implemented_constants(stub: ast.Module) -> dict[str, ast.stmt]:
     found = {}
     for node in stub.body:
@@ -173,10 +157,15 @@ def _not_implemented_constants(stub: ast.Module) -> dict[str, ast.stmt]:
     return found
 
 
+def _is_marker(line: str) -> bool:
+    return bool(BEGIN.match(line) or END.match(line))
+
+
 def _comments_above(lines: list[str], lineno: int) -> list[str]:
+    """The comment lines right above line `lineno` (1-based); a solution marker ends them."""
     out = []
     i = lineno - 2
-    while i >= 0 and lines[i].lstrip().startswith("#"):
+    while i >= 0 and lines[i].lstrip().startswith("#") and not _is_marker(lines[i]):
         out.insert(0, lines[i])
         i -= 1
     return out
@@ -185,6 +174,15 @@ def _comments_above(lines: list[str], lineno: int) -> list[str]:
 def _trailing_comment(line: str) -> str:
     match = re.search(r"\s#\s?(.*)$", line)
     return match.group(1).strip() if match else ""
+
+
+def _assignments(lines: list[str]) -> list[tuple[str, ast.stmt]]:
+    """(name, statement) of each assignment to a plain name in a module-level region's lines."""
+    found = []
+    for node in ast.parse("\n".join(lines)).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        found += [(t.id, node) for t in targets if isinstance(t, ast.Name)]
+    return found
 
 
 class AnswerParts:
@@ -197,108 +195,71 @@ class AnswerParts:
 
 
 def answer_parts(stub_src: str, sol_src: str, sibling_modules: set[str], written_names: set[str]) -> AnswerParts:
-    """Split the solution into the answer cell (markers around what the student writes)
-    and the constants' cells."""
+    """Split the reference into the answer cell and the constants' cells, along its own solution
+    regions (grader.build.stubs): what the stub replaces is what nbgrader clears, so the released
+    notebook shows the stub's code with nbgrader's code stub where the stub raises.
+
+    A region that gives constants the stub leaves as `NotImplemented` leaves the answer cell
+    (with the comments above it, which the stub's guidance repeats): each constant gets a cell of
+    its own, a written answer a markdown cell. Every other region keeps its place, its markers
+    written as nbgrader reads them (one level: the reference's own).
+
+        >>> from grader.build.stubs import derive_stub
+        >>> ref = ("def f(x):\\n    ### BEGIN SOLUTION\\n    return 2 * x\\n    ### END SOLUTION\\n\\n\\n"
+        ...        "# by hand\\n### BEGIN SOLUTION an int\\nN = 3\\n### END SOLUTION\\n")
+        >>> parts = answer_parts(derive_stub(ref, "ex99"), ref, set(), set())
+        >>> print(parts.code, end="")
+        def f(x):
+            ### BEGIN SOLUTION
+            return 2 * x
+            ### END SOLUTION
+        >>> parts.constants
+        [('N', '# by hand\\n# TODO: an int', 'N = 3')]
+    """
     stub, sol = ast.parse(stub_src), ast.parse(sol_src)
     lines = sol_src.splitlines()
     stub_lines = stub_src.splitlines()
-    stub_funcs: dict[str, ast.AST] = {}
-    for node in stub.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            stub_funcs[node.name] = node
-        elif isinstance(node, ast.ClassDef):
-            stub_funcs[node.name] = node
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    stub_funcs[f"{node.name}.{item.name}"] = item
     stub_constants = _not_implemented_constants(stub)
-    stub_dumps = {ast.dump(n) for n in stub.body}
 
-    regions: list[tuple[int, int, str]] = []  # (first line, last line, indent): wrap in markers
-    removed: dict[int, str | None] = {}  # line -> replacement (None: drop)
+    replaced: dict[int, str | None] = {}  # line -> replacement (None: drop)
     constants, written = [], []
 
-    def wrap_node(node) -> None:
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        first -= len(_comments_above(lines, first))
-        indent = re.match(r"\s*", lines[node.lineno - 1]).group(0)
-        regions.append((first, node.end_lineno, indent))
-
-    def wrap_function(func, stub_func) -> None:
-        body = _body(func)
-        stub_body = _body(stub_func) if stub_func is not None else None
-        if stub_body is not None and [ast.dump(s) for s in body] == [ast.dump(s) for s in stub_body]:
-            return  # given code: the student does not write it
-        if stub_body is None:
-            wrap_node(func)
-            return
-        k = 0
-        while k < min(len(body), len(stub_body)) and ast.dump(body[k]) == ast.dump(stub_body[k]) \
-                and not isinstance(body[k], ast.Raise):
-            k += 1  # common leading statements (super().__init__()) stay outside
-        if k >= len(body):
-            return
-        first = (body[k - 1].end_lineno if k else _docstring_end(func)) + 1
-        while first < body[k].lineno and not lines[first - 1].strip():
-            first += 1
-        indent = re.match(r"\s*", lines[body[k].lineno - 1]).group(0)
-        regions.append((first, func.end_lineno, indent))
-
+    first = sol.body[0] if sol.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        for n in range(first.lineno, first.end_lineno + 1):
+            replaced[n] = None  # the module docstring goes to the markdown cell
     for node in sol.body:
-        if node is sol.body[0] and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            for n in range(node.lineno, node.end_lineno + 1):
-                removed[n] = None  # the module docstring goes to the markdown cell
-        elif isinstance(node, ast.ImportFrom) and node.module in sibling_modules:
+        if isinstance(node, ast.ImportFrom) and node.module in sibling_modules:
             names = ", ".join(a.asname or a.name for a in node.names)
-            removed[node.lineno] = f"# {names}：上面 {node.module.split('_')[0]} 里定义的 / defined above in {node.module.split('_')[0]}"
+            short = node.module.split("_")[0]
+            replaced[node.lineno] = f"# {names}：上面 {short} 里定义的 / defined above in {short}"
             for n in range(node.lineno + 1, node.end_lineno + 1):
-                removed[n] = None
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            wrap_function(node, stub_funcs.get(node.name))
-        elif isinstance(node, ast.ClassDef):
-            if node.name not in stub_funcs:
-                wrap_node(node)
-                continue
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    wrap_function(item, stub_funcs.get(f"{node.name}.{item.name}"))
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names = [t.id for t in targets if isinstance(t, ast.Name)]
-            constant = next((n for n in names if n in stub_constants), None)
-            if constant is None:
-                if ast.dump(node) not in stub_dumps:
-                    wrap_node(node)
-                continue
-            stub_node = stub_constants[constant]
-            above = _comments_above(stub_lines, stub_node.lineno)
-            todo = _trailing_comment(stub_lines[stub_node.lineno - 1])
-            for n in range(node.lineno - len(_comments_above(lines, node.lineno)), node.end_lineno + 1):
-                removed[n] = None
-            statement = "\n".join(lines[node.lineno - 1: node.end_lineno])
-            if constant in written_names:
-                question = "\n".join(line.lstrip("# ").rstrip() for line in above)
-                written.append((constant, question + (f"\n\n{todo}" if todo else ""), ast.literal_eval(node.value)))
-            else:
-                guidance = above + ([f"# {todo}"] if todo else [])
-                constants.append((constant, "\n".join(guidance), statement))
-        # anything else (a top-level `if`, an expression) is kept as it is
+                replaced[n] = None
 
-    starts = {r[0]: r for r in regions}
-    ends = {r[1]: r for r in regions}
-    out = []
-    for number, line in enumerate(lines, start=1):
-        if number in starts:
-            out.append(f"{starts[number][2]}### BEGIN SOLUTION")
-        if number in removed:
-            if removed[number] is not None:
-                out.append(removed[number])
+    for begin, end, indent, _ in regions(sol_src):
+        inside = lines[begin:end - 1]
+        assigned = _assignments(inside) if not indent else []
+        if assigned and all(name in stub_constants for name, _ in assigned):
+            for n in range(begin - len(_comments_above(lines, begin)), end + 1):
+                replaced[n] = None
+            for name, node in assigned:
+                stub_node = stub_constants[name]
+                above = _comments_above(stub_lines, stub_node.lineno)
+                todo = _trailing_comment(stub_lines[stub_node.lineno - 1])
+                if name in written_names:
+                    question = "\n".join(line.lstrip("# ").rstrip() for line in above)
+                    written.append((name, question + (f"\n\n{todo}" if todo else ""), ast.literal_eval(node.value)))
+                else:
+                    start = node.lineno - len(_comments_above(inside, node.lineno))
+                    guidance = above + ([f"# {todo}"] if todo else [])
+                    constants.append((name, "\n".join(guidance), "\n".join(inside[start - 1:node.end_lineno])))
         else:
-            out.append(line)
-        if number in ends:
-            out.append(f"{ends[number][2]}### END SOLUTION")
-    code = re.sub(r"\n{3,}", "\n\n\n", "\n".join(out)).strip("\n") + "\n"
-    return AnswerParts(code, constants, written)
+            replaced[begin] = f"{indent}### BEGIN SOLUTION"
+            replaced[end] = f"{indent}### END SOLUTION"
+
+    out = [replaced.get(number, line) for number, line in enumerate(lines, start=1)]
+    code = "\n".join(line for line in out if line is not None)
+    return AnswerParts(re.sub(r"\n{3,}", "\n\n\n", code).strip("\n") + "\n", constants, written)
 
 
 def written_answer_names(check_source: str) -> set[str]:

@@ -66,7 +66,7 @@ def check_structure(course: Course, ex: Exercise) -> list[Verdict]:
 
 
 def check_orphans(course: Course) -> Verdict:
-    """No file in exercises/, solutions/, checks/, probes/ or mistakes/ that no exercise claims."""
+    """No file in exercises/, solutions/ or grader/per_exercise/ that no exercise claims."""
     orphans = orphan_files(course)
     return Verdict(not orphans, "every file belongs to an exercise in course.toml",
                    ", ".join(_shown(course, p) for p in orphans))

@@ -29,7 +29,7 @@ def check_command(obj, exercises, only, write_stubs, mutants, most, budget):
     from grader.model.course import CourseError
 
     try:
-        course = obj.course
+        course = obj.loaded_course()
     except CourseError as err:  # an authoring fault of course.toml itself: said with its file
         click.echo(f"  ✗ {err}", err=True)
         sys.exit(1)

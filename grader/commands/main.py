@@ -36,14 +36,19 @@ class CourseContext:
         self._course: Course | None = None
         self.lang = lang or default_lang()
 
+    def loaded_course(self) -> Course:
+        """The course; a bad course.toml raises CourseError (`grade check` says it as an authoring fault)."""
+        if self._course is None:
+            self._course = load_course(self._course_path)
+        return self._course
+
     @property
     def course(self) -> Course:
-        if self._course is None:
-            try:
-                self._course = load_course(self._course_path)
-            except CourseError as err:
-                raise click.UsageError(str(err)) from None
-        return self._course
+        """The course; a bad course.toml is a usage error (said with its file, exit 2)."""
+        try:
+            return self.loaded_course()
+        except CourseError as err:
+            raise click.UsageError(str(err)) from None
 
 
 def lang_first(args: list[str]) -> list[str]:

@@ -1,6 +1,6 @@
 """What checks are written with: call the student and the reference, compare, diagnose.
 
-A check module imports its vocabulary from here (see grader/checks/README.md):
+A check module imports its vocabulary from here (see grader/per_exercise/README.md):
 
     from grader.judge import call, probe, read, same, check_value, Tol
 

@@ -21,7 +21,7 @@ Flagged:
   `SourceFileLoader`, `runpy`, `marshal`, `types.FunctionType`): a reference copied in from
   wherever another checkout leaves one readable; `exec` under another name (`run = exec`,
   `builtins.exec`), `getattr` with a built-up name on anything, `sys` reached as `os.sys`;
-- a string that names a path into the kit (`solutions/`, `/proc/self/cwd`, `grader/checks`, …);
+- a string that names a path into the kit (`solutions/`, `/proc/self/cwd`, `grader/per_exercise`, …);
 - in a file whose answers are judged by how they are written (ex02's forbidden APIs, read by
   grader.judge.uses) and the submission's modules it imports: whatever hides a name from that
   reading, i.e. getattr, vars, setattr passed as values, `vars(…)`, `__dict__`, attrgetter,
@@ -85,7 +85,7 @@ _ELSEWHERE = {"concurrent", "multiprocessing", "subprocess"}
 # The signal module: a handler is called with the running frame (the worker withholds it).
 _SIGNALS = {"signal", "_signal"}
 _KIT_PATH = re.compile(r"/proc/(self|\d+|thread-self)/(cwd|root|fd|mem|environ|maps)|(^|/)solutions(/|$)"
-                       r"|(^|/)grader/(checks|mistakes|pieces|probes|sandbox|earlier)(/|$)|answers\.bin|(^|/)\.git(/|$)")
+                       r"|(^|/)grader/(per_exercise|checks|mistakes|pieces|probes|sandbox|earlier)(/|$)|answers\.bin|(^|/)\.git(/|$)")
 
 
 def _dotted(node) -> str | None:

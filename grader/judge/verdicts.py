@@ -1,6 +1,6 @@
 """What checks are written with: make a call on the student and the reference, compare.
 
-See grader/checks/README.md. A failure is raised as `CheckFailed` carrying a `Finding`:
+See grader/per_exercise/README.md. A failure is raised as `CheckFailed` carrying a `Finding`:
 plain fields (what was called, expected vs got in short form, why in both languages, the
 student's traceback and printed output, the known mistake it matches) that the reports
 render in Chinese or English.

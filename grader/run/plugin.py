@@ -12,7 +12,7 @@ import time
 import pytest
 
 from grader.model.results import CheckFailed, Finding
-from grader.judge.verdicts import StudentView
+from grader.judge.verdicts import AuthorsError, StudentView
 from grader.judge.hiding import contract_names, hidden_view_of
 from grader.model.results import CheckResult, title_from_doc
 from grader.run.markers import MARKERS, exercise_of, is_manual, is_public, points_of, timeout_of
@@ -131,6 +131,8 @@ class GradingPlugin:
             else:
                 where = "fixture" if report.when == "setup" else "check"
                 text = report.longreprtext.strip().splitlines()[-1:] if report.longreprtext else [repr(err)]
+                if isinstance(err, AuthorsError):  # what the author got wrong (a probe's name, its failure)
+                    text = [f"{type(err).__name__}: {err}"]
                 finding = Finding("grader_error", item.name,
                                   zh=f"评分程序出错（{where}）：{text[0]}", en=f"grader error ({where}): {text[0]}",
                                   traceback=report.longreprtext[-3000:])

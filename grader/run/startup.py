@@ -87,7 +87,7 @@ def close_secrets(course: Course | None) -> list[str]:
     whose workers drop to an unprivileged uid: run when an image is built, as root. The paths
     closed, in order.
 
-        close_secrets(course)   # ['/usr/lib/python3.11/site-packages/grader/checks', ...]
+        close_secrets(course)   # ['/usr/lib/python3.11/site-packages/grader/per_exercise', ...]
     """
     closed = []
     for path in secret_paths(course):

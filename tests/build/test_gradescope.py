@@ -2,8 +2,10 @@
 
 `grade gradescope OUT.zip` builds the bundle; the test lays out a folder the way Gradescope
 does (`source/` = the unzipped bundle, `submission/`, `results/`), with `venv/` pointing at
-this machine's environment instead of what setup.sh would install, and runs the bundle's own
-`run_autograder` with AUTOGRADER_ROOT there. Uploads: the exercises inside a folder, a zip
+this machine's environment and the bundle's own `kit/` on PYTHONPATH instead of what setup.sh
+would install, closes the kit's secrets as setup.sh does (`grade close-secrets`), and runs the
+bundle's own `run_autograder` with AUTOGRADER_ROOT there, as root: its workers drop to the
+container tier's uid, which reads the interpreter through tests/sandbox/as_user.py. Uploads: the exercises inside a folder, a zip
 of a repository together with an attack that writes results/results.json itself and prints
 fake JSON; two uploads that differ only in what a hidden check decides.
 Each time results.json must be the kit's, shaped as Gradescope's specification says, in the
@@ -19,10 +21,13 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.sandbox.as_user import as_user_prefix, needs_root, passable_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = Path(sys.executable).parent.parent
@@ -39,23 +44,42 @@ def bundle(tmp_path_factory) -> Path:
     return out
 
 
-def _autograder(bundle: Path, tmp_path: Path) -> Path:
-    """A folder laid out like Gradescope's /autograder, the bundle unzipped into source/."""
-    root = tmp_path / "autograder"
+@pytest.fixture(scope="module")
+def place():
+    """Where the autograder folders are: every uid may pass (the workers read the corpus there)."""
+    folder = passable_folder("grade-gradescope-")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _env(root: Path) -> dict:
+    """The bundle's kit as setup.sh installs it, with caches of the run's own (not the suite's)."""
+    return {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHONPATH": str(root / "source" / "kit"),
+            "XDG_CACHE_HOME": str(root / "cache"), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def _autograder(bundle: Path, place: Path) -> Path:
+    """A folder laid out like Gradescope's /autograder, the bundle unzipped into source/ and its
+    kit's secrets closed (setup.sh's `grade close-secrets`)."""
+    root = Path(tempfile.mkdtemp(dir=place)) / "autograder"
     (root / "submission").mkdir(parents=True)
     (root / "results").mkdir()
     with zipfile.ZipFile(bundle) as archive:
         archive.extractall(root / "source")
         for info in archive.infolist():  # extractall drops the permission bits
             os.chmod(root / "source" / info.filename, (info.external_attr >> 16) & 0o777 or 0o644)
+    for folder, _, _ in os.walk(root.parent):
+        os.chmod(folder, 0o755)
     (root / "venv").symlink_to(VENV)  # instead of setup.sh's install
+    closing = subprocess.run([str(VENV / "bin" / "grade"), "close-secrets"], capture_output=True, text=True,
+                             env=_env(root), cwd=root / "source" / "kit", timeout=300)
+    assert closing.returncode == 0 and "solutions" in closing.stdout, closing.stdout + closing.stderr
     return root
 
 
 def _run(root: Path) -> dict:
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "PYTHONPATH": str(ROOT)}  # this kit, as setup.sh installs it
-    proc = subprocess.run([str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
-                          timeout=600, cwd="/")
+    proc = subprocess.run([*as_user_prefix(root.parent, None), str(root / "source" / "run_autograder")],
+                          env=_env(root), capture_output=True, text=True, timeout=600, cwd="/")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     data = json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
     _check_spec(data)
@@ -95,7 +119,8 @@ def _solution(name: str) -> bytes:
 def test_bundle_layout(bundle):
     names = set(zipfile.ZipFile(bundle).namelist())
     assert {"setup.sh", "run_autograder", "gradescope.json", "kit/pyproject.toml", "kit/course.toml",
-            "kit/grader/checks/test_ex01_windows.py", "kit/solutions/ex01_windows.py"} <= names
+            "kit/grader/per_exercise/ex01/checks.py",
+            "kit/grader/per_exercise/ex01/hints.toml", "kit/solutions/ex01_windows.py"} <= names
     setup = zipfile.ZipFile(bundle).read("setup.sh").decode()
     assert "torch==2.13.0" in setup and "python3.11" in setup and "rm -rf \"$SOURCE/kit\"" in setup
     assert zipfile.ZipFile(bundle).getinfo("run_autograder").external_attr >> 16 & 0o111
@@ -105,8 +130,9 @@ def test_bundle_layout(bundle):
     assert "GRADE_COURSE_SECRET" in zipfile.ZipFile(bundle).read("run_autograder").decode()
 
 
-def test_folder_wrapped_upload(bundle, tmp_path):
-    root = _autograder(bundle, tmp_path)
+@needs_root
+def test_folder_wrapped_upload(bundle, place):
+    root = _autograder(bundle, place)
     folder = root / "submission" / "my-work" / "exercises"
     folder.mkdir(parents=True)
     for name in ("ex01_windows.py", "ex03_param_budget.py", "ex07_split.py"):
@@ -122,10 +148,11 @@ def test_folder_wrapped_upload(bundle, tmp_path):
     assert any(n.endswith(".10") for n in numbers) and numbers == sorted(numbers)
 
 
-def test_zip_upload_and_an_attack(bundle, tmp_path):
+@needs_root
+def test_zip_upload_and_an_attack(bundle, place):
     """One upload: ex01 inside a zipped repository, and a loose ex03 that writes
     results/results.json itself (everywhere it might be) and prints fake JSON."""
-    root = _autograder(bundle, tmp_path)
+    root = _autograder(bundle, place)
     with zipfile.ZipFile(root / "submission" / "submission.zip", "w") as archive:
         archive.writestr("gpt-course-main/exercises/ex01_windows.py", _solution("ex01_windows.py"))
         archive.writestr("__MACOSX/gpt-course-main/exercises/ex01_windows.py", b"\x00\x05junk")
@@ -152,11 +179,12 @@ def test_zip_upload_and_an_attack(bundle, tmp_path):
     assert "gpt-course-main/exercises/ex01_windows.py" in data["output"]
 
 
-def test_a_damaged_zip_member_is_said_and_the_rest_graded(bundle, tmp_path):
+@needs_root
+def test_a_damaged_zip_member_is_said_and_the_rest_graded(bundle, place):
     """An upload whose zip holds ex01 with corrupt deflate data and ex03 compressed with LZMA
     and cut short: results.json is still written, those two are named as unreadable (not a
     traceback and an empty results folder, Gradescope's "autograder failed"), ex07 is graded."""
-    root = _autograder(bundle, tmp_path)
+    root = _autograder(bundle, place)
     upload = root / "submission" / "work.zip"
     with zipfile.ZipFile(upload, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("ex01_windows.py", _solution("ex01_windows.py"))
@@ -181,7 +209,8 @@ def test_a_damaged_zip_member_is_said_and_the_rest_graded(bundle, tmp_path):
 CJK = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")  # Chinese, its punctuation too
 
 
-def test_the_summary_students_always_see_holds_nothing_a_hidden_check_decided(bundle, tmp_path):
+@needs_root
+def test_the_summary_students_always_see_holds_nothing_a_hidden_check_decided(bundle, place):
     """Two uploads: the reference ex01 and ex07, and the same with ex01's `count_targets` wrong
     (hidden checks only). What a student sees before the hidden tests are shown (the top-level
     output, the visible tests) is the same for both; the scores Gradescope keeps differ. Every
@@ -189,7 +218,7 @@ def test_the_summary_students_always_see_holds_nothing_a_hidden_check_decided(bu
     runs = []
     for name, ex01 in (("right", _solution("ex01_windows.py")),
                        ("wrong", _solution("ex01_windows.py") + b"\n\ndef count_targets(*args, **kwargs):\n    return -1\n")):
-        root = _autograder(bundle, tmp_path / name)
+        root = _autograder(bundle, place)
         (root / "submission" / "ex01_windows.py").write_bytes(ex01)
         (root / "submission" / "ex07_split.py").write_bytes(_solution("ex07_split.py"))
         runs.append(_run(root))

@@ -35,6 +35,7 @@ The test cells (nbgrader 的测试单元格：通过时只打印报告、不求�
 
 from __future__ import annotations
 
+import ast
 import csv
 import html
 import os
@@ -226,6 +227,37 @@ def test_release_hides_solutions_and_hidden_checks(autograded):
         assert hidden
         for cell in hidden:  # the hidden checks' calls are gone, their cells (and points) stay
             assert re.search(r'run_check\("ex\d\d", "(\w+)"', cell.source).group(0) not in text
+
+
+class _BareRaise(ast.NodeTransformer):
+    """`raise NotImplementedError("ex01: 在这里实现 f …")` as nbgrader's code stub writes it."""
+
+    def visit_Raise(self, node):
+        call = node.exc
+        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "NotImplementedError":
+            call.args = []
+        return node
+
+
+def test_the_released_notebook_shows_what_the_stub_shows(autograded, course):
+    """Each answer cell a student is handed holds the stub's code (exercises/): its imports,
+    signatures, docstrings and given lines, nbgrader's `raise NotImplementedError()` wherever the
+    stub raises; each constant the stub leaves `NotImplemented` has a cell of its own, cleared."""
+    siblings = {e.module for e in course.exercises}
+    for assignment in STUDENTS:
+        cells = {meta(c).get("grade_id"): c for c in autograded["release"][assignment].cells}
+        for ex in course.of_assignment(assignment):
+            stub = ast.parse((course.exercises_dir / ex.file).read_text(encoding="utf-8"))
+            constants = [t.id for n in stub.body if isinstance(n, ast.Assign) and getattr(n.value, "id", "") ==
+                         "NotImplemented" for t in n.targets]
+            code = [n for n in stub.body[1:] if not (isinstance(n, ast.ImportFrom) and n.module in siblings)
+                    and not (isinstance(n, ast.Assign) and getattr(n.value, "id", "") == "NotImplemented")]
+            released = ast.parse(cells[f"{ex.id}_answer"].source).body
+            assert [ast.dump(n) for n in released] == [ast.dump(_BareRaise().visit(n)) for n in code], ex.id
+            for name in constants:
+                cell = cells[f"{ex.id}_{name}"]
+                assert name not in cell.source and ("NotImplementedError()" in cell.source
+                                                    or cell.cell_type == "markdown"), cell.source
 
 
 def export_scores(folder: Path) -> dict[tuple[str, str], float]:

@@ -98,7 +98,11 @@ def test_wheel_carries_the_course(wheel):
     assert {f"grader/_kit/solutions/{p.name}" for p in (ROOT / "solutions").glob("ex*.py")} <= names
     assert not any(name.endswith("input.txt") for name in names)  # the corpus: `grade data` fetches it
     assert {f"grader/_kit/exercises/{p.name}" for p in (ROOT / "exercises").glob("ex*.py")} <= names
-    assert "grader/checks/test_ex01_windows.py" in names and "grader/__main__.py" in names
+    assert "grader/__main__.py" in names and "grader/per_exercise/README.md" in names
+    units = ROOT / "grader" / "per_exercise"
+    # each exercise's folder whole: its checks, probes, fixtures and hint ladder
+    assert {f"grader/per_exercise/{p.relative_to(units).as_posix()}" for p in units.glob("ex*/*")
+            if p.suffix in (".py", ".toml")} <= names
 
 
 def test_installed_kit_runs_away_from_the_checkout(venv, tmp_path):

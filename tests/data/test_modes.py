@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ import pytest
 from grader.data import datasets
 from tests import corpus as shipped
 from tests.data.test_datasets import _no_proxy, corpus, server  # noqa: F401  (fixtures)
+from tests.in_process import grade
 
 KIT = Path(__file__).resolve().parents[2]
 
@@ -62,13 +61,11 @@ def test_a_cache_an_older_kit_wrote_0600_is_opened_up(tmp_path, corpus):  # noqa
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the workers run as another uid only as root")
-def test_as_root_data_then_a_correct_ex06_gets_full_marks(tmp_path):
+def test_as_root_data_then_a_correct_ex06_gets_full_marks(tmp_path, umask077):
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
-    env = {k: v for k, v in os.environ.items() if k not in ("GPT_COURSE_DATA", "XDG_CACHE_HOME")}
-    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
-    grade = [sys.executable, "-c", "import os; os.umask(0o077); from grader.commands.main import entry; entry()"]
-    got = subprocess.run(grade + ["data", "--dir", str(shipped.FOLDER)], env=env, capture_output=True, text=True, timeout=120)
+    env = {"GPT_COURSE_DATA": None, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")}
+    got = grade("data", "--dir", str(shipped.FOLDER), env=env)
     assert got.returncode == 0, got.stderr
     cached = home / ".cache" / "gpt-course" / "tinyshakespeare" / "input.txt"
     assert _mode(cached) == 0o644
@@ -76,8 +73,7 @@ def test_as_root_data_then_a_correct_ex06_gets_full_marks(tmp_path):
     submission.mkdir()
     name = "ex06_char_tokenizer.py"
     (submission / name).write_text((KIT / "solutions" / name).read_text(encoding="utf-8"), encoding="utf-8")
-    run = subprocess.run(grade + ["ex06", "--submission", str(submission), "--format", "json"], env=env,
-                         capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    run = grade("ex06", "--submission", str(submission), "--format", "json", env=env, cwd=tmp_path)
     report = json.loads(run.stdout)
     failed = [c["message"] for e in report["exercises"] for c in e["checks"] if not c["passed"]]
     assert report["score"] == report["max_score"] > 0, failed
@@ -104,14 +100,12 @@ def test_as_root_a_private_data_folder_is_copied_where_the_workers_can_read_it(t
         corpus_file.symlink_to(elsewhere)
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
-    env = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
-    env.update(HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"), GPT_COURSE_DATA=str(private))
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "GPT_COURSE_DATA": str(private)}
     submission = tmp_path / "sub"
     submission.mkdir()
     name = "ex06_char_tokenizer.py"
     (submission / name).write_text((KIT / "solutions" / name).read_text(encoding="utf-8"), encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "grader", "ex06", "--submission", str(submission), "--format", "json"],
-                         env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    run = grade("ex06", "--submission", str(submission), "--format", "json", env=env, cwd=tmp_path)
     report = json.loads(run.stdout)
     failed = [c["message"] for e in report["exercises"] for c in e["checks"] if not c["passed"]]
     assert report["score"] == report["max_score"] > 0, failed
@@ -133,12 +127,11 @@ def test_as_root_a_cache_other_users_cannot_read_is_said_not_charged(tmp_path):
     for folder in (cache / "gpt-course", cache / "gpt-course" / "tinyshakespeare"):
         os.chown(folder, 65534, 65534)
         folder.chmod(0o700)
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "GPT_COURSE_DATA": str(private), "GRADE_LANG": "en"}
+    env = {"XDG_CACHE_HOME": str(cache), "GPT_COURSE_DATA": str(private), "GRADE_LANG": "en"}
     submission = tmp_path / "sub"
     submission.mkdir()
     name = "ex06_char_tokenizer.py"
     (submission / name).write_text((KIT / "solutions" / name).read_text(encoding="utf-8"), encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "grader", "ex06", "--submission", str(submission)],
-                         env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    run = grade("ex06", "--submission", str(submission), env=env, cwd=tmp_path)
     assert run.returncode == 1 and "cannot be read by other users" in run.stdout, run.stdout + run.stderr
     assert "your code raised" not in run.stdout

@@ -20,6 +20,7 @@ from grader.judge.mistakes import Mistake, Seen, agrees, diagnosis_for
 from grader.judge.references import LiveReferences, load_module_from
 from grader.judge.verdicts import HIDDEN_ANSWER, hand_mismatch
 from grader.model.calls import Call, Observation
+from grader.student.hints import ladder
 from tests.judge.inprocess import COURSE
 from tests.judge.inprocess import failed as _failed
 from tests.judge.inprocess import grade as _grade
@@ -272,10 +273,11 @@ def test_every_mistake_has_a_fix_and_its_message_has_no_code_of_the_fix():
     from grader.judge.mistakes import mistakes_for
 
     for ex in COURSE.exercises:
+        levels = len(ladder(ex))
         for m in mistakes_for(ex.id):
             assert m.fix and m.fix["zh"] and m.fix["en"], f"{ex.id}/{m.id}: no fix"
             assert m.fix["zh"] not in m.zh and m.fix["en"] not in m.en
-            assert len(ex.hints) >= 2 and m.hint is not None and m.hint < len(ex.hints), \
+            assert levels >= 2 and m.hint is not None and 1 <= m.hint < levels, \
                 f"{ex.id}/{m.id}: the diagnosis must point below the last (fix) level"
 
 
@@ -283,7 +285,7 @@ def test_the_last_hint_level_holds_the_fixes():
     from grader.judge.mistakes import mistakes_for
 
     for ex in COURSE.exercises:
-        last = ex.hints[-1]
+        last = ladder(ex)[-1]
         for m in mistakes_for(ex.id):
             assert m.fix["zh"] in last("zh") and m.fix["en"] in last("en"), f"{ex.id}/{m.id}"
 
@@ -527,7 +529,8 @@ def test_a_decode_that_only_looks_up_what_encode_saw_fails_the_round_trips(tmp_p
     assert {c.name for c in result.checks} == checks and not any(c.passed for c in result.checks), \
         [(c.name, c.passed) for c in result.checks]
     ex13 = _submission(tmp_path, "ex13", [
-        ("    return ids\n\n\ndef bpe_decode", "    _SEEN[tuple(ids)] = text\n    return ids\n\n\n_SEEN = {}\n\n\ndef bpe_decode"),
+        ("    return ids\n    ### END SOLUTION\n\n\ndef bpe_decode",
+         "    _SEEN[tuple(ids)] = text\n    return ids\n\n\n_SEEN = {}\n\n\ndef bpe_decode"),
         ('    return data.decode("utf-8", errors="replace")', '    return _SEEN.get(tuple(int(i) for i in ids), "")')])
     checks = {"test_roundtrip_own_merges", "test_encode_decode_examples"}
     result = _grade("ex13", ex13, references, only=checks)

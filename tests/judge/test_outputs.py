@@ -11,6 +11,7 @@ import pytest
 
 from grader.judge.references import LiveReferences
 from grader.judge.scan import HIDES_NAME, scan_files
+from grader.model.course import check_points
 from tests.judge.inprocess import COURSE, failed, grade, named, passed, submission
 
 
@@ -22,25 +23,38 @@ def references():
 # ------------------------------------------------------------------ ex02: the rule is read, not watched
 
 USES_SOFTMAX = ("    return e / e.sum(dim=-1, keepdim=True)  # (..., V)", "    return torch.nn.functional.softmax(logits, dim=-1)")
+EX02_SOLUTION = (COURSE.solutions_dir / COURSE.exercise("ex02").file).read_text(encoding="utf-8")
+# the line of the solution USES_SOFTMAX replaces: where a finding must say the forbidden API is
+SOFTMAX_LINE = EX02_SOLUTION[:EX02_SOLUTION.index(USES_SOFTMAX[0])].count("\n") + 1
 # What once turned the worker's net off: popping torch's dispatch modes, replacing the probe's
 # net. Nothing in the worker decides the rule any more, so it changes nothing.
 NET_OFF = ("import torch\n", "import torch\nimport contextlib\n\n\ndef _noop(used):\n    return contextlib.nullcontext()\n\n\n"
-           "try:\n    import grader.probes.ex02 as _p\n    _p.forbidden_net = _noop\n"
+           "try:\n    import grader.per_exercise.ex02.probes as _p\n    _p.forbidden_net = _noop\n"
            "    torch._C._pop_torch_dispatch_stack()\nexcept Exception:\n    pass\n")
 
 
+def _points_but(exercise_id: str, failing: set[str]) -> int:
+    """The exercise's points less those of the checks in `failing` (their @pytest.mark.points)."""
+    marks = check_points(COURSE.unit(exercise_id) / "checks.py")
+    assert failing <= set(marks), failing - set(marks)
+    return COURSE.exercise(exercise_id).points - sum(marks[name] for name in failing)
+
+
 def test_a_forbidden_api_costs_the_same_whatever_the_file_does_around_it(tmp_path, references):
-    import grader.probes.ex02
+    import grader.per_exercise.ex02.probes
 
     honest = grade("ex02", submission(tmp_path, "ex02", [USES_SOFTMAX], references), references)
     try:
         cheat = grade("ex02", submission(tmp_path, "ex02", [USES_SOFTMAX, NET_OFF], references), references)
     finally:
-        vars(grader.probes.ex02).pop("forbidden_net", None)
-    assert passed(cheat) == passed(honest) and cheat.score == honest.score == 8, (passed(honest), passed(cheat))
-    assert set(failed(honest)) == {"test_forbidden_apis", "test_stable_softmax_random", "test_stable_softmax_large"}
+        vars(grader.per_exercise.ex02.probes).pop("forbidden_net", None)
+    rule = {"test_forbidden_apis", "test_stable_softmax_random", "test_stable_softmax_large"}
+    assert set(failed(honest)) == rule
+    assert passed(cheat) == passed(honest) and cheat.score == honest.score == _points_but("ex02", rule), \
+        (passed(honest), passed(cheat))
     (check,) = [c for c in honest.checks if c.name == "test_stable_softmax_random"]
-    assert "torch.nn.functional.softmax" in check.finding.en and ".py:30)" in check.finding.en, check.finding.en
+    assert "torch.nn.functional.softmax" in check.finding.en and f".py:{SOFTMAX_LINE})" in check.finding.en, \
+        check.finding.en
 
 
 def test_a_forbidden_api_in_a_helper_fails_the_functions_that_reach_it(tmp_path, references):
@@ -58,7 +72,7 @@ def test_a_name_built_at_run_time_earns_what_its_outputs_earn_and_a_review_flag(
     hidden = ("    return torch.nn.functional.softmax(logits, dim=-1)",
               "    return getattr(torch.nn.functional, 'soft' + 'max')(logits, dim=-1)")
     module = submission(tmp_path, "ex02", [USES_SOFTMAX, hidden], references)
-    assert grade("ex02", module, references).score == 12  # right outputs, no forbidden name read
+    assert grade("ex02", module, references).score == COURSE.exercise("ex02").points  # no forbidden name read
     reviews = scan_files({"ex02_nll.py": open(module.__file__, "rb").read()}, {"ex02": "ex02_nll"})
     assert any(HIDES_NAME in reason for reason in reviews["ex02"]), reviews
 
@@ -166,15 +180,14 @@ def test_a_notebooks_check_reads_the_cells_for_the_rule():
 
     from grader.notebook import check_result
 
-    source = (COURSE.solutions_dir / "ex02_nll.py").read_text(encoding="utf-8")
-    source = source.replace("    return e / e.sum(dim=-1, keepdim=True)  # (..., V)", "    return torch.softmax(logits, -1)")
+    source = EX02_SOLUTION.replace(USES_SOFTMAX[0], "    return torch.softmax(logits, -1)")
     cell = "<ipython-input-7-forbidden>"
     linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)
     try:
         namespace = {"__name__": "__main__"}
         exec(compile(source, cell, "exec"), namespace)
         result = check_result("ex02", "test_stable_softmax_random", namespace, lang="en")
-        assert not result.passed and f"torch.softmax ({cell}:30)" in result.finding.en, result.finding
+        assert not result.passed and f"torch.softmax ({cell}:{SOFTMAX_LINE})" in result.finding.en, result.finding
         assert check_result("ex02", "test_nll_course_example", namespace, lang="en").passed
     finally:
         linecache.cache.pop(cell, None)
@@ -188,4 +201,5 @@ def test_a_hidden_check_shows_the_forbidden_api_and_its_line(tmp_path, reference
     module = submission(tmp_path, "ex02", [USES_SOFTMAX], references)
     (shown,) = for_student([grade("ex02", module, references, only={"test_stable_softmax_large"})])
     (check,) = shown.checks
-    assert not check.public and "torch.nn.functional.softmax" in check.finding.en and ".py:30)" in check.finding.en
+    assert not check.public and "torch.nn.functional.softmax" in check.finding.en \
+        and f".py:{SOFTMAX_LINE})" in check.finding.en, check.finding.en

@@ -10,10 +10,10 @@ import types
 
 import pytest
 
-from grader.checks.test_ex02_nll import forbidden
 from grader.judge.scan import HIDES_NAME, scan_files
 from grader.judge.source import SubmissionSource
 from grader.judge.uses import reached
+from grader.per_exercise.ex02.checks import forbidden
 from tests.judge.inprocess import COURSE
 
 HAND = "    z = torch.as_tensor(logits, dtype=torch.float32)\n    m = z.max(dim=-1, keepdim=True).values\n" \

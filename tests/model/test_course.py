@@ -32,11 +32,31 @@ def test_unknown_key_is_an_error(root):
         parse_course(data, root)
 
 
-def test_missing_key_is_an_error(root):
+@pytest.mark.parametrize("key", ["id", "assignment", "file", "title", "section", "timeout"])
+def test_missing_key_is_an_error(root, key):
     data = _data(root)
-    del data["exercises"][0]["points"]
-    with pytest.raises(CourseError, match="missing key.*points"):
+    del data["exercises"][0][key]
+    with pytest.raises(CourseError, match=f"missing key.*{key}"):
         parse_course(data, root)
+
+
+def test_points_are_the_checks_unless_written(root):
+    """An exercise's points are the sum of its checks' `@pytest.mark.points`; a student release,
+    whose checks are trimmed, writes them into course.toml, and those are taken."""
+    import importlib
+
+    data = _data(root)
+    first = parse_course(data, root).exercises[0]
+    checks = importlib.import_module(first.checks_module)
+    marked = [mark.args[0] for name, fn in vars(checks).items() if name.startswith("test_")
+              for mark in getattr(fn, "pytestmark", []) if mark.name == "points"]
+    assert marked and first.points == sum(marked)
+    data["exercises"][0]["points"] = first.points + 1
+    assert parse_course(data, root).exercises[0].points == first.points + 1
+    for bad in (0, True, "3"):
+        data["exercises"][0]["points"] = bad
+        with pytest.raises(CourseError, match="points"):
+            parse_course(data, root)
 
 
 def test_a_section_is_a_zh_en_table_or_a_chinese_string(root):

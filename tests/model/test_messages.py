@@ -1,7 +1,8 @@
 """Every message exists in Chinese and in English, with the same placeholders.
 
-The grader's own catalog (grader/messages.py), every `say(...)` in the grader's source,
-course.toml (titles and hints), every known mistake, and every check's display name.
+The grader's own catalog (grader/model/messages.py), every `say(...)` in the grader's source,
+course.toml's titles, every exercise's hints.toml, every known mistake, and every check's
+display name.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.model.course import default_course_path, load_course
 from grader.judge.mistakes import mistakes_for
+from grader.model.course import default_course_path, load_course
+from grader.model.exercise_map import files_of
 from grader.model.messages import CATALOG, say
 
 GRADER = Path(__file__).resolve().parents[2] / "grader"
@@ -88,16 +90,24 @@ def _both(table, where):
     assert not HAN.search(table["en"]), f"{where}: the en text has Chinese in it"
 
 
-def test_course_titles_and_hints_have_both_languages():
+def test_course_titles_have_both_languages():
     _both(RAW["course"]["title"], "course title")
     for a in RAW["assignments"]:
         _both(a["title"], f"assignment {a['id']}")
     for ex in RAW["exercises"]:
         _both(ex["title"], f"{ex['id']} title")
         _both(ex["section"], f"{ex['id']} section")  # `grade list --lang en` showed the lesson's in Chinese
-        assert 1 <= len(ex["hints"]), ex["id"]
-        for n, hint in enumerate(ex["hints"], 1):
-            _both(hint, f"{ex['id']} hint {n}")
+
+
+@pytest.mark.parametrize("ex", COURSE.exercises, ids=lambda e: e.id)
+def test_every_hint_level_has_both_languages(ex):
+    """Each [[level]] of the exercise's hints.toml, as written (and a release's [fixes] level)."""
+    raw = tomllib.loads(files_of(COURSE, ex).hints.read_text(encoding="utf-8"))
+    assert 1 <= len(raw["level"]), ex.id
+    for n, hint in enumerate(raw["level"], 1):
+        _both(hint, f"{ex.id} hint {n}")
+    if "fixes" in raw:
+        _both(raw["fixes"], f"{ex.id} fixes")
 
 
 @pytest.mark.parametrize("ex", COURSE.exercises, ids=lambda e: e.id)
@@ -113,7 +123,7 @@ def test_every_mistake_has_both_languages_and_a_hint_that_exists(ex):
 
 @pytest.mark.parametrize("ex", COURSE.exercises, ids=lambda e: e.id)
 def test_every_check_is_named_in_both_languages(ex):
-    tree = ast.parse((COURSE.checks_dir / ex.check_module).read_text(encoding="utf-8"))
+    tree = ast.parse(files_of(COURSE, ex).checks.read_text(encoding="utf-8"))
     checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")]
     assert checks, ex.id
     for node in checks:
@@ -126,7 +136,7 @@ def test_every_check_is_named_in_both_languages(ex):
 @pytest.mark.parametrize("ex", COURSE.exercises, ids=lambda e: e.id)
 def test_every_failure_message_in_a_check_has_both_languages(ex):
     """fail(zh, en) in a check: both given, Chinese first."""
-    tree = ast.parse((COURSE.checks_dir / ex.check_module).read_text(encoding="utf-8"))
+    tree = ast.parse(files_of(COURSE, ex).checks.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "fail":
             given = list(node.args[:2]) + [k.value for k in node.keywords if k.arg in ("zh", "en")]

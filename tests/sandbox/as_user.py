@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,15 @@ def as_user_prefix(folder: Path, uid: int | None = USER) -> list[str]:
     script.chmod(0o755)
     os.chmod(folder, 0o755)
     return [str(script), str(folder), home]
+
+
+def passable_folder(prefix: str) -> Path:
+    """A new scratch folder every uid may pass through (not under /tmp or pytest's folders, which
+    are their owner's alone): where a run whose workers drop to another uid keeps its files.
+    The caller removes it."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir="/var/tmp"))
+    os.chmod(folder, 0o755)
+    return folder
 
 
 def user_env(home: Path, **more: str) -> dict:

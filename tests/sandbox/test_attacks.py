@@ -1,6 +1,7 @@
 """攻击样本：学生代码想给自己加分、想读答案、想破坏评分。每一个都拿不到分，也伤不到别人。
 
-An attack corpus run through `grade batch` (and some through `grade all --submission`), graded
+An attack corpus run through `grade batch` (and some through `grade all --submission`, in this
+process: tests.in_process), graded
 officially (bubblewrap): each attack is a student whose ex01_windows.py tries one trick (their
 ex02 is the stub). Graded in the same batch as an honest student (the reference, full marks)
 and a stub student (zero). For every attack we prove: it earns no point beyond what its
@@ -29,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
+from tests.in_process import grade
 
 KIT = Path(__file__).resolve().parents[2]
 GRADE = [sys.executable, "-c", "from grader.commands.main import entry; entry()"]
@@ -390,9 +392,8 @@ def test_attack_through_grade_all(graded, name, tmp_path):
     folder = graded["cohort"] / name
     before = snapshot(KIT / "solutions", KIT / "grader", graded["cohort"])
     out = tmp_path / "report.json"
-    run = subprocess.run(GRADE + ["--course", str(graded["course"]), "all", "--submission", str(folder),
-                                  "--format", "json", "--out", str(out)], capture_output=True, text=True,
-                         timeout=300, cwd=tmp_path, env=OFFICIAL)
+    run = grade("--course", str(graded["course"]), "all", "--submission", str(folder), "--format", "json",
+                "--out", str(out), cwd=tmp_path, env={"CI": "true"})
     assert run.returncode == 1, run.stderr[-2000:]
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["score"] == 0
@@ -422,8 +423,7 @@ def test_the_graders_correct_pieces_are_out_of_reach(name, tmp_path):
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / name.strip()).write_text(source, encoding="utf-8")
-    run = subprocess.run(GRADE + [exercise, "--submission", str(sub), "--format", "json"], capture_output=True,
-                         text=True, timeout=600, env={**OFFICIAL, "GRADE_LANG": "en"})
+    run = grade(exercise, "--submission", str(sub), "--format", "json", env={"CI": "true", "GRADE_LANG": "en"})
     result = json.loads(run.stdout)
     passed = [c["name"] for c in result["exercises"][0]["checks"] if c["passed"] and c["score"]]
     assert not passed, passed
@@ -434,8 +434,7 @@ def test_a_symlink_to_the_solution_is_not_followed(tmp_path):
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / EX01).symlink_to(KIT / "solutions" / EX01)
-    run = subprocess.run(GRADE + ["ex01", "--submission", str(sub), "--format", "json"], capture_output=True,
-                         text=True, timeout=600, env=OFFICIAL)
+    run = grade("ex01", "--submission", str(sub), "--format", "json", env={"CI": "true"})
     result = json.loads(run.stdout)
     assert result["score"] == 0, [c["name"] for c in result["exercises"][0]["checks"] if c["passed"]]
 
@@ -453,8 +452,8 @@ def test_an_answer_costly_to_spell_out_costs_the_grader_nothing(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "ex05_tinygpt_loss.py").write_text(source, encoding="utf-8")
     out = tmp_path / "report.json"
-    run = subprocess.run(GRADE + ["ex05", "--submission", str(tmp_path / "sub"), "--format", "json", "--out", str(out)],
-                         capture_output=True, text=True, timeout=600, env={**OFFICIAL, "GRADE_LANG": "en"})
+    run = grade("ex05", "--submission", str(tmp_path / "sub"), "--format", "json", "--out", str(out),
+                env={"CI": "true", "GRADE_LANG": "en"})
     assert run.returncode == 1, run.stderr[-2000:]
     assert out.stat().st_size < 200_000
     text = out.read_text(encoding="utf-8")

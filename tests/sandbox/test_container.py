@@ -20,13 +20,12 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from grader.sandbox.container import WORKER_UID
-from tests.sandbox.as_user import as_user_prefix, needs_root
+from tests.sandbox.as_user import as_user_prefix, needs_root, passable_folder
 from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT
 
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux"), needs_root]
@@ -54,8 +53,7 @@ def _grade_all(place: Path, folder: Path, env: dict, cwd: Path) -> subprocess.Co
 @pytest.fixture(scope="module")
 def place():
     """Not under /tmp or pytest's folders (their owner's alone): where every uid may pass."""
-    folder = Path(tempfile.mkdtemp(prefix="grade-container-", dir="/var/tmp"))
-    os.chmod(folder, 0o755)
+    folder = passable_folder("grade-container-")
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
 import sys
 import textwrap
 
@@ -29,12 +27,12 @@ import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
 from tests.cohort.test_batch import batch
-from tests.sandbox.test_attacks import EX01, EX02, GRADE, KIT, make_course
+from tests.in_process import grade
+from tests.sandbox.test_attacks import EX01, EX02, KIT, make_course
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
                                 reason="official grading runs in bubblewrap (Linux; .ci/run installs it)")
 
-OFFICIAL = {**os.environ, "CI": "true", "GRADE_LANG": "en"}  # `--submission` in CI: the official tier, as root or not
 SOLUTION = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
 OFF_BY_ONE = ("while i + block_size + 1 <= len(tokens):", "while i + block_size + 1 < len(tokens):")
 # the reference with make_windows off by one: some checks pass, some fail
@@ -224,8 +222,7 @@ def _checks(result: dict, exercise: str = "ex01") -> dict[str, bool]:
 
 
 def _grade(course, *args) -> dict:
-    run = subprocess.run(GRADE + ["--course", str(course), *args, "--format", "json"], capture_output=True,
-                         text=True, timeout=600, env=OFFICIAL)
+    run = grade("--course", str(course), *args, "--format", "json", env={"CI": "true", "GRADE_LANG": "en"})
     assert run.returncode in (0, 1), run.stderr[-3000:]
     assert "Traceback" not in run.stderr, run.stderr[-3000:]
     return json.loads(run.stdout)

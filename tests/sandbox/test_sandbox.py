@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 
 import pytest
 
@@ -63,10 +62,10 @@ def test_a_call_returns_plain_data(worker):
 
 def test_an_infinite_loop_is_stopped_and_the_next_call_still_runs(worker):
     assert run(worker, "add", 0, 0)["value"] == 0  # imported first: the 0.5 s below is the loop's alone
-    start = time.monotonic()
-    with pytest.raises(WorkerTimeout):
+    with pytest.raises(WorkerTimeout) as stopped:
         run(worker, "loop", timeout=0.5)
-    assert time.monotonic() - start < 3
+    # stopped for the CPU it used at its limit, however busy the machine (not by the backstop)
+    assert stopped.value.kind == "cpu"
     assert run(worker, "add", 1, 1)["value"] == 2
 
 

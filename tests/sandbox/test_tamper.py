@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests import corpus
+from tests.in_process import grade
 from tests.sandbox.as_user import as_user_prefix, needs_root, user_env
 
 KIT = Path(__file__).resolve().parents[2]
@@ -35,9 +36,15 @@ DATA = str(corpus.FOLDER)
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fence is Linux's")
 
 
-def _grade(*args, cwd=KIT, timeout=600) -> subprocess.CompletedProcess:
+def _grade(*args) -> subprocess.CompletedProcess:
+    """`grade ARGS` from the kit's folder, in this process."""
+    return grade(*args, cwd=KIT, env={"GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"})
+
+
+def _grade_process(*args, timeout=600) -> subprocess.CompletedProcess:
+    """`grade ARGS` from the kit's folder, as a process of its own (a batch: its judges fork)."""
     env = {**os.environ, "GPT_COURSE_DATA": DATA, "GRADE_LANG": "en"}
-    return subprocess.run([*GRADE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([*GRADE, *args], cwd=KIT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def _write(folder: Path, name: str, code: str) -> None:
@@ -62,7 +69,8 @@ def test_linked_folders_and_files_score_zero_in_batch(tmp_path):
     _write(cohort / "helperlink", "ex01_windows.py", "from windows_helper import *\n")
     os.symlink(KIT / "solutions" / "ex01_windows.py", cohort / "helperlink" / "windows_helper.py")
     out = tmp_path / "out"
-    run = _grade("batch", str(cohort), "--out", str(out), "--only", "ex01", "-j", "1", "--no-progress", timeout=900)
+    run = _grade_process("batch", str(cohort), "--out", str(out), "--only", "ex01", "-j", "1", "--no-progress",
+                         timeout=900)
     assert run.returncode in (0, 1), run.stderr[-2000:]
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open(encoding="utf-8")) if r["student"] != "(max)"}
     for name in ("cwdlink", "abslink", "filelink", "fifo"):
@@ -129,7 +137,7 @@ def test_links_and_fifos_beside_the_work_are_left_alone(tmp_path):
     os.mkfifo(student / "ex03_param_budget.py")
     with open(student / "ex04_parallel_vs_generate.py", "wb") as big:
         big.truncate(5 * 1024 * 1024)  # sparse: over the 2 MiB cap, never read
-    run = _grade("ex01", "--submission", str(student), timeout=300)
+    run = _grade("ex01", "--submission", str(student))
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert " 10/10" in run.stdout.splitlines()[0] and "refused" not in run.stdout
 
@@ -353,26 +361,26 @@ def log_softmax(x):
 HELPERS = {"ex02_kernels_in_a_helper": {"nethelp.py": _REDISPATCH_HELPER}}
 
 ATTACKS = {
-    "ex02_by_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(reach="import grader.probes.ex02 as p",
+    "ex02_by_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(reach="import grader.per_exercise.ex02.probes as p",
                                                                 patch="p.forbidden_net = _noop")),
     "ex02_by_sys_modules": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
-        reach="import sys", patch="try:\n        sys.modules['grader.probes.ex02'].forbidden_net = _noop\n    except Exception:\n        pass")),
+        reach="import sys", patch="try:\n        sys.modules['grader.per_exercise.ex02.probes'].forbidden_net = _noop\n    except Exception:\n        pass")),
     # at import, before any check: what the check right after the import must see (the guard
     # takes the submission's own module into sys.modules without a full comparison, Guard.admit)
     "ex02_swaps_a_module_at_import": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
         reach="import sys, types", patch="_fake = types.ModuleType('torch.nn.functional')\n    "
         "_fake.__dict__.update(vars(F))\n    sys.modules['torch.nn.functional'] = _fake")),
     "ex02_by_importlib": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
-        reach="import importlib", patch="try:\n        importlib.import_module('grader.probes.' + 'ex02').forbidden_net = _noop\n    except Exception:\n        pass")),
+        reach="import importlib", patch="try:\n        importlib.import_module('grader.per_exercise.' + 'ex02.probes').forbidden_net = _noop\n    except Exception:\n        pass")),
     "ex02_by_grader_attribute": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
-        reach="import grader", patch="try:\n        grader.probes.ex02.forbidden_net = _noop\n    except Exception:\n        pass")),
+        reach="import grader", patch="try:\n        grader.per_exercise.ex02.probes.forbidden_net = _noop\n    except Exception:\n        pass")),
     "ex02_patch_torch_back": ("ex02", "ex02_nll.py", EX02_CHEAT.format(
         reach="_real = F.softmax", patch="F.max_pool1d = _real")),
     "ex11_by_import": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
-        reach="import grader.probes.ex11 as p", patch="_patch(p)", during="pass")),
+        reach="import grader.per_exercise.ex11.probes as p", patch="_patch(p)", during="pass")),
     "ex11_by_gc": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
         reach="import gc, types",
-        patch="try:\n        [_patch(o) for o in gc.get_objects() if isinstance(o, types.ModuleType) and o.__name__ == 'grader.probes.ex11']\n    except Exception:\n        pass",
+        patch="try:\n        [_patch(o) for o in gc.get_objects() if isinstance(o, types.ModuleType) and o.__name__ == 'grader.per_exercise.ex11.probes']\n    except Exception:\n        pass",
         during="pass")),
     "ex11_by_frames": ("ex11", "ex11_estimate_loss.py", EX11_CHEAT.format(
         reach="import sys", patch="",
@@ -461,7 +469,7 @@ def tampered_cohort(tmp_path_factory):
             if file.startswith("ex11"):
                 shutil.copy(KIT / "solutions" / "ex08_get_batch.py", cohort / student / "ex08_get_batch.py")
     out = cohort.parent / "out"
-    run = _grade("batch", str(cohort), "--out", str(out), "--only", "ex02", "--only", "ex11", "-j", "2",
+    run = _grade_process("batch", str(cohort), "--out", str(out), "--only", "ex02", "--only", "ex11", "-j", "2",
                  "--no-progress", "--format", "junit", "--format", "gradescope", "--format", "github", timeout=1800)
     assert run.returncode in (0, 1), run.stderr[-3000:]
     return out

@@ -1,11 +1,12 @@
 """Answers are earned: the hint ladder of every exercise teaches before it gives the fix.
 
-For each of the 13 exercises, no hint level below the last and no diagnosis (a known mistake's
+For every exercise, no hint level below the last and no diagnosis (a known mistake's
 own words) carries a value the student is asked to work out by hand (a constant the stub leaves
 `NotImplemented`: `HAND_NLL_LABEL_A`, `ANSWER_PARAMS`, `ANSWER_FP16_BYTES`, `SHAPE_ANSWERS`), in
 any of the forms a report or a person would write it, nor a line of code from a mistake's fix
-(the last level's business). Level 1 asks, a level below the last says what to reread in the
-course text, and the English of each level has no Chinese.
+(the last level's business: the fixes, built from the known mistakes). Level 1 asks, a level
+below the last says what to reread in the course text, and the English of each level has no
+Chinese.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from grader.judge.mistakes import mistakes_for
 from grader.model.course import load_course
 from grader.report.humanize import compact, count, nbytes
+from grader.student.hints import ladder
 
 COURSE = load_course()
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
@@ -121,12 +123,12 @@ def _giveaways(text: str, exercise_id: str) -> list[str]:
     return sorted(f for f in HAND_VALUES | fix_code(exercise_id) if f in flat)
 
 
-LEVELS = [(ex.id, n) for ex in COURSE.exercises for n in range(1, len(ex.hints))]
+LEVELS = [(ex.id, n) for ex in COURSE.exercises for n in range(1, len(ladder(ex)))]
 
 
 @pytest.mark.parametrize("exercise_id, level", LEVELS)
 def test_a_hint_below_the_last_gives_neither_the_value_nor_the_fix(exercise_id, level):
-    hint = COURSE.exercise(exercise_id).hints[level - 1]
+    hint = ladder(COURSE.exercise(exercise_id))[level - 1]
     for lang in ("zh", "en"):
         assert not _giveaways(hint(lang), exercise_id), f"{exercise_id} level {level} ({lang})"
 
@@ -140,7 +142,7 @@ def test_a_diagnosis_gives_neither_the_value_nor_the_fix(exercise_id):
 
 @pytest.mark.parametrize("exercise_id", [ex.id for ex in COURSE.exercises])
 def test_the_ladder_asks_then_points_to_the_course_text_then_fixes(exercise_id):
-    hints = COURSE.exercise(exercise_id).hints
+    hints = ladder(COURSE.exercise(exercise_id))
     assert len(hints) >= 4
     assert "？" in hints[0]("zh") and "?" in hints[0]("en")  # level 1 asks
     below_last = hints[:-1]

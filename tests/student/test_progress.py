@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from grader.commands.main import main
 from grader.model.course import load_course
 from grader.model.messages import say
+from grader.student.hints import ladder
 from grader.student.progress import (FAILED, NOT_STARTED, PASSED, STATE_FILE, load_state, next_unfinished, progress_of,
                              record_attempt, save_state, state_of)
 from grader.model.results import CheckResult, ExerciseResult
@@ -161,13 +162,13 @@ def test_a_corrupt_state_file_is_not_fatal(tmp_path):
 
 
 def test_hint_gives_the_next_level_each_time(tmp_path):
-    ex = COURSE.exercise(FIRST)
-    total = len(ex.hints)
+    hints = ladder(COURSE.exercise(FIRST))
+    total = len(hints)
     seen = []
     for _ in range(total + 1):
         out = run("--lang", "en", "hint", FIRST, "--submission", str(tmp_path)).output
         seen.append(int(re.search(rf"{FIRST} hint (\d+)/{total}", out).group(1)))
-        assert ex.hints[seen[-1] - 1]("en") in out
+        assert hints[seen[-1] - 1]("en") in out
     assert seen == list(range(1, total + 1)) + [total]
     assert "last hint" in out
     assert json.loads((tmp_path / STATE_FILE).read_text())["hints"][FIRST] == total
@@ -175,14 +176,15 @@ def test_hint_gives_the_next_level_each_time(tmp_path):
 
 def test_the_hint_a_diagnosis_names_is_a_command_that_works(tmp_path):
     """The report says `grade hint ex01 --level 2`; that command shows level 2."""
-    level = min(2, len(COURSE.exercise(FIRST).hints))
+    total = len(ladder(COURSE.exercise(FIRST)))
+    level = min(2, total)
     for lang in ("zh", "en"):
         command = re.search(r"grade (hint .*)$", say("see_hint", lang, id=FIRST, level=level)).group(1).split()
         out = run("--lang", lang, *command, "--submission", str(tmp_path)).output
-        assert f"{FIRST} " in out and f"{level}/{len(COURSE.exercise(FIRST).hints)}" in out
+        assert f"{FIRST} " in out and f"{level}/{total}" in out
     # the next plain `grade hint` goes on from the highest level seen
     out = run("--lang", "en", "hint", FIRST, "--submission", str(tmp_path)).output
-    assert f"hint {min(level + 1, len(COURSE.exercise(FIRST).hints))}/" in out
+    assert f"hint {min(level + 1, total)}/" in out
 
 
 def test_a_hint_level_that_does_not_exist_is_a_usage_error(tmp_path):

@@ -87,7 +87,9 @@ def test_make_windows_edges(student, reference):
 def test_count_targets(student, reference):
     """count_targets：窗口数 × block_size | count_targets: windows times block_size"""
     check_value(student, call("count_targets", 5, 3), 6, reference=reference)
-    cases = [(4, 3, 1), (3, 3, 1), (0, 2, 1), (100, 8, 1), (100, 8, 8), (101, 8, 4), (1_115_394, 8, 8), (9, 8, 2)]
+    # block_size 1, one token short of a window, and the bad arguments make_windows refuses too
+    cases = [(4, 3, 1), (3, 3, 1), (0, 2, 1), (100, 8, 1), (100, 8, 8), (101, 8, 4), (1_115_394, 8, 8), (9, 8, 2),
+             (5, 1, 1), (2, 3, 1), (5, 0, 1), (5, 2, 0)]
     for n, block_size, stride in cases:
         same(student, reference, call("count_targets", n, block_size, stride=stride))
 

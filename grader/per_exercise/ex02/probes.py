@@ -3,7 +3,7 @@ returns what it returned.
 
 Which torch functions the answer uses is not watched here: the contract's rule against the
 ready-made softmax, log-sum-exp and loss is judged on the judge's own reading of the source
-(grader/checks/test_ex02_nll.py, grader.judge.uses), never on what ran in the worker.
+(grader/per_exercise/ex02/checks.py, grader.judge.uses), never on what ran in the worker.
 """
 
 from __future__ import annotations

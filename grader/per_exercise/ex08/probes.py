@@ -57,7 +57,7 @@ def start_batches(mod, n, block_size, batch_size, n_batches, seed):
     """Many batches on data = arange(n), one generator throughout: [(x, y), …] as returned.
 
     On arange(n), x[:, 0] is the start index ix; the judge reads the facts from these
-    batches (grader/checks/test_ex08_get_batch.py, `start_facts`): rows are slices, y = x + 1,
+    batches (grader/per_exercise/ex08/checks.py, `start_facts`): rows are slices, y = x + 1,
     the smallest and largest start, uniform within 5 sigma.
     """
     g = torch.Generator().manual_seed(seed)

@@ -59,7 +59,8 @@ def test_suspicious_cases(student, reference):
     """低于 ln V 不可疑；tol 生效 | Below ln V is fine; tol is used"""
     cases = [((3.0, 65), {}), ((1.0, 27), {}), ((4.30, 65), {}), ((4.30, 65), {"tol": 0.2}),
              ((3.40, 27), {}), ((3.35, 27), {}), ((17.0, 27), {}), ((3.3, 27), {"tol": 0.0}),
-             ((3.29, 27), {"tol": 0.0}), ((5.0, 65), {"tol": 1.0})]
+             ((3.29, 27), {"tol": 0.0}), ((5.0, 65), {"tol": 1.0}),
+             ((math.log(65) + 0.25, 65), {"tol": 0.25})]  # exactly tol above ln V: not suspicious (`>`, not `>=`)
     for args, kwargs in cases:
         same(student, reference, call("init_is_suspicious", *args, **kwargs))
 

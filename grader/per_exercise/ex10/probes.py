@@ -17,7 +17,7 @@ def init_run(mod, vocab_size, std=None, seed=0):
 
     `std=None` calls small_init_(embedding) (the default std 0.01 is then expected). The
     statistics (in place, N(0, std²) within 5 sigma) are the judge's to derive
-    (grader/checks/test_ex10_init_loss.py, `init_facts`).
+    (grader/per_exercise/ex10/checks.py, `init_facts`).
     """
     seed_global(seed)
     emb = nn.Embedding(vocab_size, vocab_size)

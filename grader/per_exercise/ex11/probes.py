@@ -13,7 +13,7 @@ for split i, with the module's `get_batch` replaced by the correct one for the c
 - "numbered": whatever the batch, its n-th forward call (n = 1, 2, …) has the loss 1 + n/100
   (grader.fixtures.numbered): the mean an estimate returns shows which calls it averaged.
 
-The judge compares what came back (grader/checks/test_ex11_estimate_loss.py): "dropout" and
+The judge compares what came back (grader/per_exercise/ex11/checks.py): "dropout" and
 "grad" must give the plain model's numbers, "plain" and "other" must differ. Every probe seeds
 its own generators inside `torch.random.fork_rng`, so the process's global generator is left
 as it was.
@@ -91,7 +91,7 @@ def values(mod, **params):
 def runs(mod, kinds=("plain",), **params):
     """One call per model kind, the same splits, seeds and mode each time: {kind: {"result": as
     returned, "training_after": model.training after the call}}. What the differences between
-    them mean is the judge's to derive (grader/checks/test_ex11_estimate_loss.py)."""
+    them mean is the judge's to derive (grader/per_exercise/ex11/checks.py)."""
     out = {}
     for kind in kinds:
         result, training = _run(mod, kind, **params)

@@ -178,7 +178,7 @@ def _run(mod, corpus_path, settings: dict, kind: str = "as_written", progress=No
         torch.set_num_threads(threads)
     table = getattr(getattr(model, "token_embedding_table", None), "weight", None)
     out = {
-        "history": history,  # as returned: the judge reads its form and values (grader/checks/test_ex12…)
+        "history": history,  # as returned: the judge reads its form and values (grader/per_exercise/ex12/checks.py)
         "weight": table.detach().clone() if isinstance(table, torch.Tensor) else None,  # (V, V)
         "handed_model": isinstance(model, handed),
     }
