@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import click
 
@@ -118,6 +119,41 @@ def check_mistake(result: ExerciseResult, mistake: Mistake) -> Verdict:
     return Verdict(bool(named), f"{result.exercise.id}: mistake {mistake.id!r} fails and is named", detail)
 
 
+@dataclass(frozen=True)
+class Step:
+    """Which self-check a verdict answers: `kind` is "structure", "orphans", "reference",
+    "stub" or "mistake", for an exercise (and one of its known mistakes)."""
+
+    kind: str
+    exercise_id: str | None = None
+    mistake_id: str | None = None
+
+
+def self_checks(course: Course, ids: list[str], references, zygote, *,
+                orphans: bool = True) -> Iterator[tuple[Step, Verdict]]:
+    """Every self-check of `ids`, each verdict as it is reached: the authoring rules, no orphaned
+    file (`orphans`), the references graded in one run, the stubs in another, then each known
+    mistake's variant in this process.
+
+        for step, verdict in self_checks(course, ["ex07"], LiveReferences(course), zygote):
+            print(step.kind, verdict.ok)   # structure True, structure True, reference True, …
+    """
+    for ex_id in ids:
+        for verdict in check_structure(course, course.exercise(ex_id)):
+            yield Step("structure", ex_id), verdict
+    if orphans:
+        yield Step("orphans"), check_orphans(course)
+    for result in grade_folder(course, ids, course.solutions_dir, references, zygote):
+        yield Step("reference", result.exercise.id), check_reference(result)
+    for result in grade_folder(course, ids, course.exercises_dir, references, zygote):
+        yield Step("stub", result.exercise.id), check_stub(result)
+    for ex_id in ids:
+        reference = references(ex_id)
+        for mistake in reference.mistakes:
+            result = grade_variant(course, ex_id, mistake.variant(reference.module), references)
+            yield Step("mistake", ex_id, mistake.id), check_mistake(result, mistake)
+
+
 def run_selfcheck(course: Course, lang: str = "zh", only: list[str] | None = None, echo=click.echo) -> int:
     from grader.judge.references import LiveReferences
     from grader.run.startup import load_judge, start_zygote
@@ -128,26 +164,11 @@ def run_selfcheck(course: Course, lang: str = "zh", only: list[str] | None = Non
     ids = only or [e.id for e in course.exercises]
     for ex_id in ids:
         course.exercise(ex_id)  # unknown ids are a usage error
-    references = LiveReferences(course)
     verdicts: list[Verdict] = []
-
-    def note(found: list[Verdict]) -> None:
-        for v in found:
+    try:
+        for _, v in self_checks(course, ids, LiveReferences(course), zygote, orphans=only is None):
             verdicts.append(v)
             echo(("  ✓ " if v.ok else "  ✗ ") + v.what + (f"\n      {v.detail}" if v.detail and not v.ok else ""))
-
-    try:
-        for ex_id in ids:
-            note(check_structure(course, course.exercise(ex_id)))
-        if only is None:
-            note([check_orphans(course)])
-        note([check_reference(r) for r in grade_folder(course, ids, course.solutions_dir, references, zygote)])
-        note([check_stub(r) for r in grade_folder(course, ids, course.exercises_dir, references, zygote)])
-        for ex_id in ids:
-            reference = references(ex_id)
-            for mistake in reference.mistakes:
-                result = grade_variant(course, ex_id, mistake.variant(reference.module), references)
-                note([check_mistake(result, mistake)])
     finally:
         zygote.close()
     bad = [v for v in verdicts if not v.ok]

@@ -152,8 +152,11 @@ class _Untimed:
 
 
 # pytest plugins the grader never needs; leaving them out makes each check cheaper.
+# unraisableexception's clean-up is a full gc.collect() per run: a second or more in a judge
+# that grades many in-process runs (grade check's mistakes) over a large heap.
 LEAN_PLUGINS = [arg for name in ("logging", "capture", "faulthandler", "junitxml", "doctest", "pastebin",
-                                 "unittest", "setuponly", "setupplan", "debugging", "legacypath")
+                                 "unittest", "setuponly", "setupplan", "debugging", "legacypath",
+                                 "unraisableexception", "threadexception")
                 for arg in ("-p", f"no:{name}")]
 
 

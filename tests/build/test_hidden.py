@@ -127,21 +127,28 @@ def test_student_view_keeps_public_checks_and_hides_the_rest():
 
 
 def test_no_report_a_student_reads_echoes_a_hidden_input(harvester, tmp_path):
+    # every format a student reads, written by one run (--format/--out pairs), then an
+    # instructor's run asking for everything
     formats = ("text", "json", "junit", "gradescope", "github", "classroom")
+    pairs = [arg for fmt in formats for arg in ("--format", fmt, "--out", str(tmp_path / f"student.{fmt}"))]
+    proc = grade("ex02", "--submission", str(harvester), *pairs)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert _secrets_in(proc.stdout + proc.stderr) == [], (proc.stdout[-3000:], proc.stderr[-3000:])
     for fmt in formats:
-        proc = grade("ex02", "--submission", str(harvester), "--format", fmt)
-        assert proc.returncode == 1, (fmt, proc.stderr[-2000:])
-        assert _secrets_in(proc.stdout) == [], (fmt, proc.stdout[-3000:])
+        report = (tmp_path / f"student.{fmt}").read_text(encoding="utf-8")
+        assert _secrets_in(report) == [], (fmt, report[-3000:])
         if fmt == "text":
             # the function that raised, by its name in the stub (not the probe's own name, "masked")
-            assert "masked_mean_nll(…)" in proc.stdout and "raises ValueError" in proc.stdout
-            assert "T(1 dim)" in proc.stdout and "?" not in proc.stdout  # the spelled length is left out
-    full = json.loads(grade("ex02", "--submission", str(harvester), "--format", "json", "--show-hidden").stdout)
+            assert "masked_mean_nll(…)" in report and "raises ValueError" in report
+            assert "T(1 dim)" in report and "?" not in report  # the spelled length is left out
+    shown = grade("ex02", "--submission", str(harvester), "--show-hidden", "--format", "json",
+                  "--out", str(tmp_path / "full.json"), "--format", "text", "--out", str(tmp_path / "full.txt"))
+    assert shown.returncode == 1, shown.stderr[-2000:]
+    full = json.loads((tmp_path / "full.json").read_text(encoding="utf-8"))
     assert _secrets_in(json.dumps(full["exercises"])) == []  # the student's part, even here
     instructor = json.dumps(full["instructor"])
     assert "HARVEST" in instructor and "LEAKCLASS" in instructor and "T(77000" in instructor
-    shown = grade("ex02", "--submission", str(harvester), "--show-hidden")
-    assert "HARVEST" in shown.stdout  # an instructor asked for everything
+    assert "HARVEST" in (tmp_path / "full.txt").read_text(encoding="utf-8")  # an instructor asked for everything
 
 
 def test_batch_keeps_both_views_apart(harvester, tmp_path):
@@ -169,14 +176,18 @@ def _inputs(report: dict, check: str) -> list[str]:
 
 def test_hidden_inputs_are_drawn_per_secret_and_per_submission(tmp_path):
     """The reference passes every time; the inputs differ with the secret and with the file,
-    and are the written ones without a secret. The secret never reaches the worker."""
+    and are the written ones without a secret; the same file and secret draw the same inputs
+    in `grade batch` and in `grade ex02`. The secret never reaches the worker.
+
+    A batch grades several submissions under one secret: one batch per secret, and one
+    `grade ex02` run."""
     a = tmp_path / "a"
     shutil.copytree(ROOT / "solutions", a)
     b = tmp_path / "b"
     shutil.copytree(ROOT / "solutions", b)
     (b / "ex02_nll.py").write_text((b / "ex02_nll.py").read_text(encoding="utf-8") + "\n# resubmitted\n",
                                    encoding="utf-8")
-    spy = tmp_path / "spy"
+    spy = tmp_path / "spy"  # its ex02 is a's: only its ex01 differs
     shutil.copytree(ROOT / "solutions", spy)
     (spy / "ex01_windows.py").write_text((spy / "ex01_windows.py").read_text(encoding="utf-8") + '''
 
@@ -192,25 +203,40 @@ def shift_pairs(tokens):
     raise ValueError("SECRET=" + repr(_os.environ.get("GRADE_COURSE_SECRET")) + " HELD=" + repr(held))
 ''', encoding="utf-8")
 
-    def run(folder: Path, secret: str | None) -> dict:
-        env = {"GRADE_COURSE_SECRET": secret} if secret else {"GRADE_COURSE_SECRET": ""}
-        proc = grade("ex02", "--submission", str(folder), "--format", "json", "--show-hidden", env=env)
+    def batch(secret: str, folders: dict[str, Path], only=("ex02",)) -> dict:
+        """Each student's instructor view, from one `grade batch` under `secret` ("": none)."""
+        run = tmp_path / f"batch{len(list(tmp_path.glob('batch*')))}"  # not named after the secret it is run with
+        cohort, out = run / "cohort", run / "out"
+        for name, folder in folders.items():
+            shutil.copytree(folder, cohort / name)
+        proc = grade("batch", str(cohort), "--out", str(out), "-j", "1", "--no-progress",
+                     *(arg for ex in only for arg in ("--only", ex)), env={"GRADE_COURSE_SECRET": secret})
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-        report = json.loads(proc.stdout)
-        assert report["score"] == report["max_score"] > 0  # the reference agrees on drawn inputs
-        return report
+        written = [f.read_text(encoding="utf-8", errors="replace") for f in out.rglob("*") if f.is_file()]
+        assert not secret or all(secret not in text for text in [proc.stdout, proc.stderr, *written])
+        students = json.loads((out / "results.json").read_text(encoding="utf-8"))["students"]
+        for name, student in students.items():
+            exercises = {e["id"]: e for e in student["exercises"]}
+            assert exercises["ex02"]["score"] == exercises["ex02"]["max_score"] > 0, name  # the reference agrees
+        return students
 
     check = "test_nll_random_and_large"  # list inputs: the labels show the values drawn
-    plain = _inputs(run(a, None), check)
-    alpha_a, beta_a = _inputs(run(a, "alpha-secret"), check), _inputs(run(a, "beta-secret"), check)
-    alpha_b = _inputs(run(b, "alpha-secret"), check)
-    assert plain == _inputs(run(b, None), check)  # no secret: the inputs as written
-    assert len({tuple(x) for x in (plain, alpha_a, beta_a, alpha_b)}) == 4, (plain, alpha_a, beta_a, alpha_b)
-    assert alpha_a == _inputs(run(a, "alpha-secret"), check)  # the same file, the same secret: the same draw
-    proc = grade("ex01", "--submission", str(spy), "--format", "json", "--show-hidden",
-                 env={"GRADE_COURSE_SECRET": "gamma-secret-value"})
-    assert re.search(r"SECRET=None HELD=(\{\}|'absent')", proc.stdout), proc.stdout[-2000:]
-    assert "gamma-secret-value" not in proc.stdout
+    plain = batch("", {"a": a, "b": b})
+    alpha = batch("alpha-secret", {"a": a, "b": b, "a-again": a})
+    beta = batch("beta-secret", {"a": a, "spy": spy}, only=("ex01", "ex02"))
+    plain_a, alpha_a, beta_a, alpha_b = (_inputs(plain["a"], check), _inputs(alpha["a"], check),
+                                         _inputs(beta["a"], check), _inputs(alpha["b"], check))
+    assert plain_a == _inputs(plain["b"], check)  # no secret: the inputs as written
+    assert len({tuple(x) for x in (plain_a, alpha_a, beta_a, alpha_b)}) == 4, (plain_a, alpha_a, beta_a, alpha_b)
+    assert alpha_a == _inputs(alpha["a-again"], check)  # the same file, the same secret: the same draw
+    assert beta_a == _inputs(beta["spy"], check)  # the same ex02 file
+    proc = grade("ex02", "--submission", str(a), "--format", "json", "--show-hidden",
+                 env={"GRADE_COURSE_SECRET": "alpha-secret"})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    alone = json.loads(proc.stdout)
+    assert alone["score"] == alone["max_score"] > 0 and _inputs(alone, check) == alpha_a  # and in another run
+    spied = json.dumps(beta["spy"]["instructor"])
+    assert re.search(r"SECRET=None HELD=(\{\}|'absent')", spied), spied[-2000:]
 
 
 def test_the_secret_file_is_read_and_never_a_worker_input(tmp_path):

@@ -26,7 +26,7 @@ _names = itertools.count()
 
 @pytest.fixture(scope="module")
 def references():
-    return LiveReferences(COURSE, use_disk=False)
+    return LiveReferences(COURSE)  # slow answers (ex12's trainings) kept in the session's cache, for every module
 
 
 def _grade(tmp_path, references, exercise_id: str, source: str, only=None):

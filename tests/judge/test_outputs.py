@@ -17,7 +17,7 @@ from tests.judge.inprocess import COURSE, failed, grade, named, passed, submissi
 
 @pytest.fixture(scope="module")
 def references():
-    return LiveReferences(COURSE, use_disk=False)
+    return LiveReferences(COURSE)  # slow answers (ex12's trainings) kept in the session's cache, for every module
 
 
 # ------------------------------------------------------------------ ex02: the rule is read, not watched
