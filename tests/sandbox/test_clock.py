@@ -95,10 +95,9 @@ def test_an_endless_loop_is_still_stopped_on_a_busy_machine(worker, busy_machine
 
 
 def test_code_that_sleeps_is_stopped_at_its_limit(worker):
-    started = time.monotonic()
     with pytest.raises(WorkerTimeout) as stopped:
         call_in(worker, "nap", timeout=1.0)
-    assert stopped.value.kind == "idle" and time.monotonic() - started < 10
+    assert stopped.value.kind == "idle"  # its own limit, not the wall-clock backstop ("overloaded")
 
 
 def test_work_handed_to_child_processes_is_the_students_time(worker):

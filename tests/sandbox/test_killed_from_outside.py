@@ -245,7 +245,7 @@ def test_no_process_for_a_worker_is_not_charged_to_the_student(tmp_path, monkeyp
         started = time.monotonic()
         with pytest.raises(NoProcess):  # not asked again
             subject.observe(a_call, 10.0)
-        assert time.monotonic() - started < 1 and zygote.alive()
+        assert time.monotonic() - started < 5 and zygote.alive()  # not the call's 10 s again
     finally:
         zygote.close()
 
