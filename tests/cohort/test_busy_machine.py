@@ -20,7 +20,7 @@ import sys
 import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
-from tests.cohorts import batch
+from tests.cohorts import batch_here
 from tests.kit import KIT
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
@@ -48,8 +48,8 @@ def test_correct_students_keep_full_marks_on_a_busy_machine_and_a_loop_is_still_
             shutil.copy(KIT / "solutions" / file, cohort / name / file)
     with open(cohort / "loops" / "ex07_split.py", "a", encoding="utf-8") as ex07:
         ex07.write(ENDLESS)
-    run = batch(KIT / "course.toml", cohort, tmp_path / "out", "--only", "ex06", "--only", "ex07", "-j", "2",
-                "--lang", "en")
+    run = batch_here(KIT / "course.toml", cohort, tmp_path / "out", "--only", "ex06", "--only", "ex07", "-j", "2",
+                     "--lang", "en")
     assert run.returncode == 0, run.stderr[-3000:]
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["students"]
