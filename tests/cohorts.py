@@ -124,11 +124,14 @@ def ch05_cohort(folder: Path) -> Path:
 
 
 def batch_here(course: Path, folder: Path, out: Path | str, *extra: str) -> subprocess.CompletedProcess:
-    """`batch` run in this process (tests.in_process): for a run refused before anyone is
-    graded, where a fresh interpreter proves nothing more. Shaped as `batch`'s answer; an
-    exception the command let out is raised, as a real run would print its traceback.
+    """`batch` run in this process (tests.in_process), where a fresh interpreter proves nothing
+    more: a run refused before anyone is graded, or a gradebook read from OUT (the judges and
+    their sandboxes are real processes either way). Shaped as `batch`'s answer, its stderr the
+    batch's own (not its judges'); an exception the command let out is raised, as a real run
+    would print its traceback. One judge unless EXTRA says `-j`, as `batch`.
 
         >>> batch_here(course, folder, folder).returncode   # doctest: +SKIP  (OUT is DIR: refused)
         2
     """
-    return grade("--course", str(course), "batch", str(folder), "--out", str(out), "--no-progress", *extra)
+    jobs = [] if {"-j", "--jobs"} & set(extra) else ["-j", "1"]
+    return grade("--course", str(course), "batch", str(folder), "--out", str(out), "--no-progress", *jobs, *extra)

@@ -3,7 +3,7 @@
 A call's limit counts the student's own CPU and idle time, never the time it waited for a core
 (grader.sandbox.clock). `grade batch -j 2` grades ex06 and ex07 (the checks that take the most of
 a call's limit: ex06's whole corpus, ex07's split) of a correct student and of one whose ex07
-loops without end, while every core also runs a busy loop, so that each judge waits for a core:
+loops without end on one input, while every core also runs a busy loop, so that each judge waits for a core:
 the correct student keeps full marks, the other keeps ex06's, and the endless loop is still
 stopped at its limit. (The whole course, side by side with a quiet run, is bench/'s.)
 """
@@ -20,14 +20,25 @@ import sys
 import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
-from tests.cohorts import batch
+from tests.cohorts import batch_here
 from tests.kit import KIT
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
                                 reason="official grading runs in bubblewrap (Linux); the run queue's delay is Linux's")
 
 FILES = ["ex06_char_tokenizer.py", "ex07_split.py"]
-ENDLESS = "\n\ndef split_train_val(data, train_frac=0.9):\n    while True:\n        pass\n"
+# the docstring's small example (0.75) loops without end; every other call is answered right,
+# so one call, not each check's first, waits out the limit on the busy machine
+ENDLESS = """
+
+_split_train_val = split_train_val
+
+
+def split_train_val(data, train_frac=0.9):
+    while train_frac == 0.75:
+        pass
+    return _split_train_val(data, train_frac)
+"""
 
 
 @pytest.fixture
@@ -48,8 +59,8 @@ def test_correct_students_keep_full_marks_on_a_busy_machine_and_a_loop_is_still_
             shutil.copy(KIT / "solutions" / file, cohort / name / file)
     with open(cohort / "loops" / "ex07_split.py", "a", encoding="utf-8") as ex07:
         ex07.write(ENDLESS)
-    run = batch(KIT / "course.toml", cohort, tmp_path / "out", "--only", "ex06", "--only", "ex07", "-j", "2",
-                "--lang", "en")
+    run = batch_here(KIT / "course.toml", cohort, tmp_path / "out", "--only", "ex06", "--only", "ex07", "-j", "2",
+                     "--lang", "en")
     assert run.returncode == 0, run.stderr[-3000:]
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["students"]

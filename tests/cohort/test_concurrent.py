@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cohorts import cohort
+from tests.cohorts import batch_here, cohort
 from tests.sandbox.as_user import as_user_prefix, needs_root, user_env
 from tests.kit import EX01, EX02, GRADE, KIT, make_course
 
@@ -101,8 +101,7 @@ def test_kill9_of_a_batch_leaves_no_process(course, tmp_path):
     while _session_processes(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _session_processes(proc.pid)
-    rerun = subprocess.run(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
-                                    "--no-progress"], capture_output=True, text=True, timeout=600, check=False)
+    rerun = batch_here(course, folder, out, "-j", "2")
     assert rerun.returncode == 0, rerun.stderr[-2000:]  # the lock of OUT died with the batch
     assert len(json.loads((out / "results.json").read_text(encoding="utf-8"))["students"]) == 4
 

@@ -25,11 +25,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.cohorts import HOSTILE, ch05_cohort
-from tests.kit import GRADE, KIT
+from tests.cohorts import HOSTILE, batch_here, ch05_cohort
+from tests.kit import KIT
 from tests.in_process import grade
 
 EXAMPLES = KIT / "examples" / "cohort"
+COURSE = KIT / "course.toml"
 
 
 def without_timings(value):
@@ -52,8 +53,7 @@ def cohort(tmp_path_factory):
     """The cohort, the gradebook of one `grade batch` of all of it, and that run's OUT."""
     tmp = tmp_path_factory.mktemp("shards")
     folder = ch05_cohort(tmp / "cohort")
-    single = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp / "single"), "--only", "ex01",
-                                     "--no-progress", "-j", "2"], capture_output=True, text=True, timeout=600)
+    single = batch_here(COURSE, folder, tmp / "single", "--only", "ex01", "-j", "2")
     assert single.returncode == 0, single.stderr
     book, grades = gradebook(tmp / "single")
     rows = {r["student"]: r for r in csv.DictReader(grades.splitlines())}
@@ -187,10 +187,8 @@ def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
     (other / "good").mkdir(parents=True)
     shutil.copy(folder / "good" / "ex01_windows.py", other / "good")
 
-    def shard(source: Path, spec: str, out: str) -> Path:
-        run = subprocess.run(GRADE + ["batch", str(source), "--out", str(tmp_path / out), "--only", "ex01",
-                                      "--no-progress", "-j", "1", "--shard", spec],
-                             capture_output=True, text=True, timeout=600)
+    def shard(source: Path, spec: str, out: str, *extra: str) -> Path:
+        run = batch_here(COURSE, source, tmp_path / out, "--only", "ex01", "--shard", spec, *extra)
         assert run.returncode == 0, run.stderr
         return tmp_path / out
 
@@ -215,11 +213,7 @@ def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
         run = merge(*folders, out="refused")
         assert run.returncode == 2 and said in run.stderr, (folders, (run.stdout + run.stderr))
         assert not (tmp_path / "refused").exists()
-    run = subprocess.run(GRADE + ["--lang", "en", "batch", str(folder), "--out", str(tmp_path / "en1"), "--only",
-                                  "ex01", "--no-progress", "-j", "1", "--shard", "1/3"],
-                         capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr
-    english = tmp_path / "en1"
+    english = shard(folder, "1/3", "en1", "--lang", "en")
     edited = tmp_path / "edited"  # a header's points changed by hand
     shutil.copytree(two, edited)
     book = json.loads((edited / "results.json").read_text(encoding="utf-8"))
@@ -248,9 +242,7 @@ def test_merge_sees_a_cohort_that_changed_between_shards(tmp_path):
         shutil.copy(KIT / "solutions" / "ex01_windows.py", folder / name)
 
     def shard(spec: str, out: str) -> Path:
-        run = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp_path / out), "--only", "ex01",
-                                      "--no-progress", "-j", "1", "--shard", spec],
-                             capture_output=True, text=True, timeout=600)
+        run = batch_here(COURSE, folder, tmp_path / out, "--only", "ex01", "--shard", spec)
         assert run.returncode == 0, run.stderr
         return tmp_path / out
 
@@ -265,8 +257,7 @@ def test_merge_sees_a_cohort_that_changed_between_shards(tmp_path):
     second = shard("2/2", "s2")  # the same cohort again: merged, into DIR itself
     run = grade("merge", str(first), str(second), "--out", str(folder / "all"))
     assert run.returncode == 0, (run.stdout + run.stderr)
-    after = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp_path / "again"), "--only", "ex01",
-                                    "--no-progress", "-j", "1"], capture_output=True, text=True, timeout=600)
+    after = batch_here(COURSE, folder, tmp_path / "again", "--only", "ex01")
     assert after.returncode == 0 and "all" in after.stderr, after.stderr  # the merged gradebook is no student
     students = json.loads((tmp_path / "again" / "results.json").read_text(encoding="utf-8"))["students"]
     assert sorted(students) == ["a", "b", "c", "d"]
