@@ -200,18 +200,16 @@ def autograded(folder) -> dict:
     """Both assignments released, every student's notebook handed in and autograded, chapter 5's
     feedback generated: once for the whole module."""
     release, source = {}, {}
+    nbgrader(folder, "generate_assignment", "*", "--force")  # the id is a glob: every assignment, one start-up
     for assignment, students in STUDENTS.items():
-        nbgrader(folder, "generate_assignment", assignment, "--force")
         release[assignment] = nbformat.read(folder / "release" / assignment / f"{assignment}.ipynb", as_version=4)
         source[assignment] = nbformat.read(folder / "source" / assignment / f"{assignment}.ipynb", as_version=4)
         for student in students:
             target = folder / "submitted" / student / assignment / f"{assignment}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(submission(release[assignment], solution_sources(source[assignment]), student), target)
-    log = ""
-    for assignment in STUDENTS:
-        run = nbgrader(folder, "autograde", assignment, "--create", "--force")
-        log += run.stdout + run.stderr
+    run = nbgrader(folder, "autograde", "*", "--create", "--force")
+    log = run.stdout + run.stderr
     nbgrader(folder, "generate_feedback", "ch05", "--force")
     return {"folder": folder, "release": release, "source": source, "log": log}
 
