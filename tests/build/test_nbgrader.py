@@ -200,18 +200,16 @@ def autograded(folder) -> dict:
     """Both assignments released, every student's notebook handed in and autograded, chapter 5's
     feedback generated: once for the whole module."""
     release, source = {}, {}
+    nbgrader(folder, "generate_assignment", "*", "--force")  # the id is a glob: every assignment, one start-up
     for assignment, students in STUDENTS.items():
-        nbgrader(folder, "generate_assignment", assignment, "--force")
         release[assignment] = nbformat.read(folder / "release" / assignment / f"{assignment}.ipynb", as_version=4)
         source[assignment] = nbformat.read(folder / "source" / assignment / f"{assignment}.ipynb", as_version=4)
         for student in students:
             target = folder / "submitted" / student / assignment / f"{assignment}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(submission(release[assignment], solution_sources(source[assignment]), student), target)
-    log = ""
-    for assignment in STUDENTS:
-        run = nbgrader(folder, "autograde", assignment, "--create", "--force")
-        log += run.stdout + run.stderr
+    run = nbgrader(folder, "autograde", "*", "--create", "--force")
+    log = run.stdout + run.stderr
     nbgrader(folder, "generate_feedback", "ch05", "--force")
     return {"folder": folder, "release": release, "source": source, "log": log}
 
@@ -454,8 +452,22 @@ def test_nbgrader_db_needs_an_nbgrader_folder(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
 
 
+@pytest.fixture(scope="module")
+def ch05_gradebook(tmp_path_factory) -> Path:
+    """An nbgrader gradebook that knows assignment ch05 and no student, made once (nbgrader
+    creates a database by running its migrations); a test writes into its own copy."""
+    from nbgrader.api import Gradebook
+
+    db = tmp_path_factory.mktemp("gradebook") / "gradebook.db"
+    with pytest.MonkeyPatch.context() as patch:  # nbgrader runs `alembic` from PATH
+        patch.setenv("PATH", os.pathsep.join([str(Path(NBGRADER).parent), os.environ.get("PATH", "")]))
+        with Gradebook(f"sqlite:///{db}") as gb:
+            gb.add_assignment("ch05")
+    return db
+
+
 @pytest.mark.filterwarnings("ignore:Object of type <SubmittedAssignment> not in session")  # nbgrader's own, no notebooks
-def test_a_student_id_with_a_backslash_keeps_its_scores(tmp_path, monkeypatch):
+def test_a_student_id_with_a_backslash_keeps_its_scores(ch05_gradebook, tmp_path, monkeypatch):
     r"""The batch shows `a\b` as `a\\b` (one text per folder, grader.cohort.students.display_name);
     the nbgrader gradebook still gets the scores of student `a\b`, under that id."""
     from nbgrader.api import Gradebook
@@ -466,10 +478,8 @@ def test_a_student_id_with_a_backslash_keeps_its_scores(tmp_path, monkeypatch):
     handed_in = tmp_path / "submitted" / "a\\b" / "ch05"
     handed_in.mkdir(parents=True)
     nbformat.write(nbformat.v4.new_notebook(), handed_in / "ch05.ipynb")
-    db = tmp_path / "gradebook.db"
+    db = Path(shutil.copy(ch05_gradebook, tmp_path / "gradebook.db"))
     monkeypatch.setenv("PATH", os.pathsep.join([str(Path(NBGRADER).parent), os.environ.get("PATH", "")]))  # alembic
-    with Gradebook(f"sqlite:///{db}") as gb:
-        gb.add_assignment("ch05")
     book = {"students": {display_name("a\\b"): {"score": 3, "exercises": []}}}
     summary = write_scores(book, tmp_path / "submitted", db)
     assert summary["students"] == 1 and summary["submissions"] == 1
@@ -478,7 +488,7 @@ def test_a_student_id_with_a_backslash_keeps_its_scores(tmp_path, monkeypatch):
 
 
 @pytest.mark.filterwarnings("ignore:Object of type <SubmittedAssignment> not in session")
-def test_the_gradebook_gets_every_student_or_none(tmp_path, monkeypatch):
+def test_the_gradebook_gets_every_student_or_none(ch05_gradebook, tmp_path, monkeypatch):
     """An assignment the gradebook does not know (`CH05`) refuses the write before any student
     is written; a folder name that is not text (the byte 0xFF) is skipped and named, the
     others written."""
@@ -491,10 +501,8 @@ def test_the_gradebook_gets_every_student_or_none(tmp_path, monkeypatch):
     for student, assignment in (("alice", "ch05"), (odd, "ch05"), ("zed", "ch05")):
         (tmp_path / "submitted" / student / assignment).mkdir(parents=True)
         nbformat.write(nbformat.v4.new_notebook(), tmp_path / "submitted" / student / assignment / "ch05.ipynb")
-    db = tmp_path / "gradebook.db"
+    db = Path(shutil.copy(ch05_gradebook, tmp_path / "gradebook.db"))
     monkeypatch.setenv("PATH", os.pathsep.join([str(Path(NBGRADER).parent), os.environ.get("PATH", "")]))  # alembic
-    with Gradebook(f"sqlite:///{db}") as gb:
-        gb.add_assignment("ch05")
     book = {"students": {display_name(n): {"score": 3, "exercises": []} for n in ("alice", odd, "zed", "bob")}}
     (tmp_path / "submitted" / "bob" / "CH05").mkdir(parents=True)
     nbformat.write(nbformat.v4.new_notebook(), tmp_path / "submitted" / "bob" / "CH05" / "ch05.ipynb")

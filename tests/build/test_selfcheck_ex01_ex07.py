@@ -1,0 +1,18 @@
+"""The kit proves itself, for ex01–ex07 (ex08–ex13: test_selfcheck_ex08_ex13.py): every
+reference passes, every stub fails as not implemented, every known mistake fails at least one
+check and is named there; and every file of the course belongs to an exercise. The tests are
+tests/build/selfcheck_run.py's, run here over this half of the course."""
+
+from __future__ import annotations
+
+from grader.build.selfcheck import Step
+from tests.build.selfcheck_run import (FIRST_HALF, assert_ok, pytest_generate_tests,  # noqa: F401 (pytest's)
+                                       test_each_known_mistake_fails_and_is_named, test_files_agree_with_course_toml,
+                                       test_reference_passes_every_check, test_stub_fails_every_check_as_not_implemented,
+                                       test_the_self_check_judged_nothing_else, verdicts)
+
+EXERCISES, ORPHANS = FIRST_HALF, True
+
+
+def test_every_file_belongs_to_an_exercise(verdicts):
+    assert_ok(verdicts, Step("orphans"))
