@@ -61,13 +61,19 @@ class LimitedSubject:
 
         process = psutil.Process()
         start, held = time.process_time(), process.memory_info().rss
+        # Where the next look raises again: a limit passed once moves one step further, so that the
+        # call's own error handling is not interrupted a second time, while an OverLimit that lands
+        # where Python ignores exceptions (a finaliser that the loop's allocations set off) is
+        # raised again once the call has run past the next step.
+        steps = {"time": self.seconds, "memory": self.memory}
 
         def look(signum, frame):
-            over = ("the time limit" if time.process_time() - start > self.seconds else
-                    "the memory cap" if process.memory_info().rss - held > self.memory else None)
+            over = ("time" if time.process_time() - start > steps["time"] else
+                    "memory" if process.memory_info().rss - held > steps["memory"] else None)
             if over:
-                signal.setitimer(signal.ITIMER_PROF, 0)  # said once: the call's error, not its handler's
-                raise OverLimit(f"a mutant's call ran past {over}")
+                steps["time"] += self.seconds
+                steps["memory"] += self.memory
+                raise OverLimit("a mutant's call ran past " + ("the time limit" if over == "time" else "the memory cap"))
 
         previous = signal.signal(signal.SIGPROF, look)
         signal.setitimer(signal.ITIMER_PROF, TICK, TICK)

@@ -93,6 +93,18 @@ def test_a_call_that_grows_for_ever_is_stopped_at_the_memory_cap():
     assert not observation.ok and observation.error["message"] == "a mutant's call ran past the memory cap"
 
 
+
+def test_a_call_whose_first_stop_is_lost_is_stopped_at_the_next_step():
+    """The first OverLimit swallowed (as Python ignores one raised in a finaliser): the call is
+    stopped once it has grown by a further cap, not left to grow (it gives up by itself at about
+    five caps, so that a kit without the next step fails here rather than taking the machine)."""
+    module = types.ModuleType("ex99_grow_on")
+    exec("def grow():\n    kept, swallowed = [], False\n    while len(kept) < 40_000:\n        try:\n"
+         "            kept.append([0] * 1000)\n        except Exception:\n            if swallowed:\n"
+         "                raise\n            swallowed = True\n    return 'ran away'\n", module.__dict__)
+    observation = LimitedSubject(module, 60, memory=64 * 1024**2).observe(call("grow"))
+    assert not observation.ok and observation.error["message"] == "a mutant's call ran past the memory cap"
+
 LEFT_BEHIND = []
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this OS: mutants are graded in the judge")
 
