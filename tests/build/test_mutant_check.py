@@ -4,8 +4,11 @@ not a gate."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import textwrap
 import types
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -97,13 +100,31 @@ def test_a_call_that_grows_for_ever_is_stopped_at_the_memory_cap():
 def test_a_call_whose_first_stop_is_lost_is_stopped_at_the_next_step():
     """The first OverLimit swallowed (as Python ignores one raised in a finaliser): the call is
     stopped once it has grown by a further cap, not left to grow (it gives up by itself at about
-    five caps, so that a kit without the next step fails here rather than taking the machine)."""
-    module = types.ModuleType("ex99_grow_on")
-    exec("def grow():\n    kept, swallowed = [], False\n    while len(kept) < 40_000:\n        try:\n"
-         "            kept.append([0] * 1000)\n        except Exception:\n            if swallowed:\n"
-         "                raise\n            swallowed = True\n    return 'ran away'\n", module.__dict__)
-    observation = LimitedSubject(module, 60, memory=64 * 1024**2).observe(call("grow"))
-    assert not observation.ok and observation.error["message"] == "a mutant's call ran past the memory cap"
+    five caps, so that a kit without the next step fails here rather than taking the machine).
+    Run in a fresh interpreter, whose resident size follows what the loop allocates (a process
+    that freed memory before reuses it without growing)."""
+    code = textwrap.dedent("""
+        import types
+        from grader.build.mutant_limits import LimitedSubject
+        from grader.judge.verdicts import call
+        module = types.ModuleType("ex99_grow_on")
+        def grow():
+            kept, swallowed = [], False
+            while len(kept) < 40_000:
+                try:
+                    kept.append([0] * 1000)
+                except Exception:
+                    if swallowed:
+                        raise
+                    swallowed = True
+            return "ran away"
+        module.grow = grow
+        observation = LimitedSubject(module, 60, memory=64 * 1024**2).observe(call("grow"))
+        print(observation.ok, observation.error and observation.error["message"])
+    """)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert run.stdout.strip() == "False a mutant's call ran past the memory cap", run.stdout + run.stderr[-2000:]
 
 LEFT_BEHIND = []
 needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this OS: mutants are graded in the judge")
