@@ -55,14 +55,16 @@ def _imported(subject: WorkerSubject) -> None:
     assert subject.observe(Call("common.call_function", ("make_windows", ((),), {})), 60.0).ok
 
 
-def test_a_zygote_killed_mid_call_is_started_again_and_the_call_made_again(tmp_path):
+def _killed_mid_call(tmp_path, zygote, process_of) -> None:
+    """A slow call whose process `process_of(zygote)` is killed from outside half a second in:
+    the zygote is started again and the call made again, answered as the student's."""
     (tmp_path / "ex99_demo.py").write_text(STUDENT, encoding="utf-8")
-    zygote = Zygote().start()
+    zygote.start()
     try:
         subject = WorkerSubject(zygote, tmp_path, "ex99_demo")
         _imported(subject)
         first = zygote.pid
-        killer = kill_later(lambda: first, 0.5)
+        killer = kill_later(lambda: process_of(zygote), 0.5)
         observed = subject.observe(SLOW, 30.0)  # not WorkerDied, the student's (grader.judge.student_errors)
         killer.join()
         assert observed.ok and observed.value == 3, observed
@@ -72,22 +74,15 @@ def test_a_zygote_killed_mid_call_is_started_again_and_the_call_made_again(tmp_p
         zygote.close()
 
 
+def test_a_zygote_killed_mid_call_is_started_again_and_the_call_made_again(tmp_path):
+    _killed_mid_call(tmp_path, Zygote(), lambda zygote: zygote.pid)
+
+
 @needs_bwrap
 def test_a_sandbox_killed_mid_call_is_started_again_and_the_call_made_again(tmp_path):
-    (tmp_path / "ex99_demo.py").write_text(STUDENT, encoding="utf-8")
-    zygote = Zygote(BUBBLEWRAP, uid=worker_uid(0) if os.geteuid() == 0 else None).start()
-    try:
-        subject = WorkerSubject(zygote, tmp_path, "ex99_demo")
-        _imported(subject)
-        first = zygote.pid
-        killer = kill_later(lambda: zygote._handle.proc.pid, 0.5)  # the bwrap process, the sandbox with it
-        observed = subject.observe(SLOW, 30.0)
-        killer.join()
-        assert observed.ok and observed.value == 3, observed
-        assert zygote.alive() and zygote.pid != first
-        subject.close()
-    finally:
-        zygote.close()
+    # the bwrap process: the sandbox goes with it
+    _killed_mid_call(tmp_path, Zygote(BUBBLEWRAP, uid=worker_uid(0) if os.geteuid() == 0 else None),
+                     lambda zygote: zygote._handle.proc.pid)
 
 
 @needs_bwrap
