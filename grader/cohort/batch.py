@@ -7,9 +7,10 @@ How it runs:
 
 - OUTDIR is locked for the run (`gradebook.hold_out`: a second batch on it is refused, and
   so is another cohort); an OUTDIR that cannot be written is refused before any grading.
-- Grading is official: each of the `-j` judge slots gets a zygote of its own inside the run's
-  isolation (bubblewrap, or the container tier chosen explicitly: `grader.sandbox.isolation`),
-  which proves before any student runs that it sees nothing it must not. This process then
+- Grading is official: each of the `-j` judge slots (no more than there are students left to
+  grade) gets a zygote of its own inside the run's isolation (bubblewrap, or the container tier
+  chosen explicitly: `grader.sandbox.isolation`), which proves before any student runs that it
+  sees nothing it must not. This process then
   loads pytest and the checks and forks the `-j` judges (`grader.cohort.judges`). Each
   exercise of each student runs in its own worker, and nothing a worker started or wrote
   outlives it; an exercise the student did not hand in is recorded as missing without
@@ -210,31 +211,32 @@ def run_batch(course: Course, root: Path, out: Path, *, jobs: int = 1, shard: tu
     sys.dont_write_bytecode = True  # the judges write nothing outside OUTDIR, not even __pycache__
     ids = ids or [e.id for e in course.exercises]
     with hold_out(out, cohort=root):
-        zygotes = start_slots(course, tier, jobs, unseen, lang)
-        try:
-            # this cohort's gradebooks from runs with another --out in DIR: the kit's, not students
-            others = [folder for folder in _folders_in(root)
-                      if folder != out and holds_lock(folder) and _gradebook_of(folder, root)]
-            if others:
-                print(say("batch_other_outs", lang, names=", ".join(terminal_name(f.name) for f in others)),
-                      file=sys.stderr, flush=True)
-            students = find_students(root, course, out / "staged", skip=(out, *others))
-            strays = not_students(root)
-            if strays:
-                shown = ", ".join(strays[:10]) + (f" (+{len(strays) - 10})" if len(strays) > 10 else "")
-                print(say("batch_strays", lang, names=shown), file=sys.stderr, flush=True)
-            index, count = shard
-            roster = {"cohort": len(students), "roster": roster_digest(s.name for s in students)}
-            students = [s for n, s in enumerate(students) if n % count == index - 1]
-            answers_fp = answers_fingerprint(course)  # digested once: the judges' references take it too
-            course_fp = course_fingerprint(course, ids, lang, answers_fp)
-            pending = [n for n, s in enumerate(students) if load_done(out, s, course_fp, ids) is None]
-            if pending:
+        # this cohort's gradebooks from runs with another --out in DIR: the kit's, not students
+        others = [folder for folder in _folders_in(root)
+                  if folder != out and holds_lock(folder) and _gradebook_of(folder, root)]
+        if others:
+            print(say("batch_other_outs", lang, names=", ".join(terminal_name(f.name) for f in others)),
+                  file=sys.stderr, flush=True)
+        students = find_students(root, course, out / "staged", skip=(out, *others))
+        strays = not_students(root)
+        if strays:
+            shown = ", ".join(strays[:10]) + (f" (+{len(strays) - 10})" if len(strays) > 10 else "")
+            print(say("batch_strays", lang, names=shown), file=sys.stderr, flush=True)
+        index, count = shard
+        roster = {"cohort": len(students), "roster": roster_digest(s.name for s in students)}
+        students = [s for n, s in enumerate(students) if n % count == index - 1]
+        answers_fp = answers_fingerprint(course)  # digested once: the judges' references take it too
+        course_fp = course_fingerprint(course, ids, lang, answers_fp)
+        pending = [n for n, s in enumerate(students) if load_done(out, s, course_fp, ids) is None]
+        if pending:
+            # a sandbox per judge that has a student to grade: each is an interpreter importing torch
+            zygotes = start_slots(course, tier, min(jobs, len(pending)), unseen, lang)
+            try:
                 _grade_pending(zygotes, course, out, students, pending, ids, lang, formats or [], course_fp,
                                answers_fp, progress)
-        finally:
-            for zygote in zygotes:
-                zygote.close()
+            finally:
+                for zygote in zygotes:
+                    zygote.close()
         # which part of how large a cohort: `grade merge` refuses a missing or repeated shard
         book = assemble(out, course, ids, students, course_fp, lang, shard={"index": index, "count": count, **roster})
         # OUT/report.html for the instructor; a shard's covers its own students (grade report

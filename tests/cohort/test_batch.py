@@ -344,6 +344,8 @@ def test_ctrl_c_in_a_forks_own_hooks_is_not_lost():
     the fork, it reaches the code that forked."""
     code = """
 import os, signal
+# the default Ctrl-C whatever this test's process was left with (an ignored SIGINT is inherited)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from grader.cohort.children import fork_holding_ctrl_c
 os.register_at_fork(after_in_parent=lambda: os.kill(os.getpid(), signal.SIGINT))
 fork = fork_holding_ctrl_c if os.environ["HOLD"] == "1" else os.fork
