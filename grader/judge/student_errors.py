@@ -166,6 +166,11 @@ def _crash(err: dict, label: str, output: str) -> Finding:
     return Finding("crash", label, zh=zh, en=en, traceback=where, output=output)
 
 
+def missing_file_finding(label: str, name: str) -> Finding:
+    """The exercise's file `name` is not in the submission folder."""
+    return Finding("missing", label, zh=say("file_missing", "zh", name=name), en=say("file_missing", "en", name=name))
+
+
 def student_error_finding(obs: Observation, label: str) -> Finding:
     """The standard finding for a student's call that did not return."""
     err = obs.error or {}
@@ -180,8 +185,7 @@ def student_error_finding(obs: Observation, label: str) -> Finding:
         zh, _, en = str(err.get("message", "")).partition(" / ")
         return Finding("refused", label, zh=zh, en=en or zh)
     if kind_name == "MissingSubmissionFile":
-        name = err.get("message", "")
-        return Finding("missing", label, zh=say("file_missing", "zh", name=name), en=say("file_missing", "en", name=name))
+        return missing_file_finding(label, err.get("message", ""))
     if kind_name == "MissingName":
         name = err.get("name") or "?"
         return Finding("missing", label, zh=f"文件里没有定义 {name}", en=f"{name} is not defined in the file")

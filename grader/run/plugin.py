@@ -14,6 +14,7 @@ import pytest
 from grader.model.results import CheckFailed, Finding
 from grader.judge.verdicts import AuthorsError, StudentView
 from grader.judge.hiding import contract_names, hidden_view_of
+from grader.judge.student_errors import missing_file_finding
 from grader.model.results import CheckResult, title_from_doc
 from grader.run.markers import MARKERS, exercise_of, is_manual, is_public, points_of, timeout_of
 from grader.sandbox import Overloaded, ZygoteGone
@@ -111,6 +112,9 @@ class GradingPlugin:
         self._item = item
         self._started[item.nodeid] = time.monotonic()
         self.session.progress("start", item)
+        missing = None if is_manual(item) else self.session.missing_file(exercise_of(item))
+        if missing:  # the check's failure, before its fixtures start a worker or a reference
+            raise CheckFailed(missing_file_finding(item.name, missing))
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):

@@ -75,6 +75,16 @@ class GradingSession:
                 if self._on_progress else None, not_read=self.not_read, pieces=ex.pieces)
         return self.clocks.check(exercise_id, self._subjects[exercise_id])
 
+    def missing_file(self, exercise_id: str) -> str | None:
+        """The exercise file's name when nothing at all is at its place in the submission
+        folder (every check then fails as missing, with no worker started and no reference
+        answer computed for it); None when something is there to grade (what it is, the worker
+        finds out)."""
+        if exercise_id in self.in_process or self.submission is None:
+            return None
+        name = f"{self.course.exercise(exercise_id).module}.py"  # where the worker looks (grader.sandbox.worker)
+        return None if os.path.lexists(self.submission / name) else name
+
     def submission_files(self) -> dict[str, bytes]:
         """The submission folder's `*.py` files as the judge reads them (grader.sandbox.intake,
         no link followed), once per session; {} for a folder refused whole."""
