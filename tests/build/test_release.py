@@ -478,13 +478,14 @@ HAND_CHECKS = {("ex02", "test_hand_nll_label_a"), ("ex03", "test_answer_params")
 
 @pytest.fixture(scope="module")
 def wrong_run(release, course, tmp_path_factory) -> dict:
-    """One `grade all` in the release, its report written as json and as text, of a submission
-    that is the reference but for two unrelated faults: ex01's make_windows drops the last
-    window, and three hand answers are wrong (ANSWER_PARAMS counted tied, HAND_NLL_LABEL_A off
-    by 0.01, SHAPE_ANSWERS' hidden width and n_valid)."""
+    """One `grade all` in the release, its report written as json and as text, of a student's
+    exercises/ folder (graded from beside it, as a student does) that is the reference but for
+    two unrelated faults: ex01's make_windows drops the last window, and three hand answers are
+    wrong (ANSWER_PARAMS counted tied, HAND_NLL_LABEL_A off by 0.01, SHAPE_ANSWERS' hidden width
+    and n_valid)."""
     values = hand_values(course)
     folder = tmp_path_factory.mktemp("wrong")
-    submission = folder / "submission"
+    submission = folder / "exercises"
     shutil.copytree(course.solutions_dir, submission)
     path = submission / "ex01_windows.py"
     source = path.read_text(encoding="utf-8")
@@ -503,8 +504,8 @@ def wrong_run(release, course, tmp_path_factory) -> dict:
     with open(submission / "ex05_tinygpt_loss.py", "a", encoding="utf-8") as f:
         f.write(f"\n\nSHAPE_ANSWERS = {shapes!r}\n")
     json_out, text_out = folder / "report.json", folder / "report.txt"
-    proc = run_grade(release, "all", "--submission", str(submission), "--format", "json", "--out", str(json_out),
-                     "--format", "text", "--out", str(text_out))
+    proc = run_grade(release, "all", "--format", "json", "--out", str(json_out), "--format", "text", "--out", str(text_out),
+                     cwd=folder)
     assert json_out.is_file() and text_out.is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return {"proc": proc, "report": json.loads(json_out.read_text(encoding="utf-8")),
             "text": text_out.read_text(encoding="utf-8"), "values": values}
@@ -626,21 +627,24 @@ def test_the_release_is_named_for_students_and_the_instructors_kit_for_instructo
 
 def test_later_exercises_use_the_students_own_earlier_files(release, course, tmp_path):
     """The release has no correct get_batch: ex10-ex12 run on the student's own ex08/ex09/ex11
-    (and say so). A wrong ex08 now costs ex11 too; a missing ex08 is named, not a traceback."""
-    submission = tmp_path / "own"
-    submission.mkdir()
+    (and say so). A wrong ex08 now costs ex11 too; a missing ex08 is named, not a traceback.
+    Graded as a student grades their own folder (`grade ex11` beside exercises/: the practice
+    tier); test_correct_submission_passes grades own files in the official tier's sandbox."""
+    student = tmp_path / "own"
+    submission = student / "exercises"
+    submission.mkdir(parents=True)
     for name in ("ex08_get_batch.py", "ex09_bigram.py", "ex11_estimate_loss.py"):
         shutil.copy2(course.solutions_dir / name, submission / name)
-    proc = run_grade(release, "ex11", "--submission", str(submission))
+    proc = run_grade(release, "ex11", cwd=student)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "graded here with your own ex08, ex09 and ex11 files" in proc.stdout
     wrong = (course.solutions_dir / "ex08_get_batch.py").read_text(encoding="utf-8")
     (submission / "ex08_get_batch.py").write_text(
         wrong + "\n\n_right = get_batch\n\n\ndef get_batch(data, block_size, batch_size, generator=None):\n"
         "    x, y = _right(data, block_size, batch_size, generator=generator)\n    return x, x\n", encoding="utf-8")
-    proc = run_grade(release, "ex11", "--submission", str(submission))
+    proc = run_grade(release, "ex11", cwd=student)
     assert proc.returncode == 1, proc.stdout[-3000:]
     (submission / "ex08_get_batch.py").unlink()
-    proc = run_grade(release, "ex11", "--submission", str(submission))
+    proc = run_grade(release, "ex11", cwd=student)
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert "ex08_get_batch.py is not in the submission folder" in proc.stdout, proc.stdout
