@@ -5,9 +5,10 @@ does (`source/` = the unzipped bundle, `submission/`, `results/`), with `venv/` 
 this machine's environment and the bundle's own `kit/` on PYTHONPATH instead of what setup.sh
 would install, closes the kit's secrets as setup.sh does (`grade close-secrets`), and runs the
 bundle's own `run_autograder` with AUTOGRADER_ROOT there, as root: its workers drop to the
-container tier's uid, which reads the interpreter through tests/sandbox/as_user.py. Uploads: the exercises inside a folder, a zip
-of a repository together with an attack that writes results/results.json itself and prints
-fake JSON; two uploads that differ only in what a hidden check decides.
+container tier's uid, which reads the interpreter through tests/sandbox/as_user.py. Uploads:
+the exercises inside a folder, twice, the two differing only in what a hidden check decides;
+and one holding a zip of a repository, an attack that writes results/results.json itself and
+prints fake JSON, and zips whose members cannot be read (each of these on exercises of its own).
 Each time results.json must be the kit's, shaped as Gradescope's specification says, in the
 bundle's language (Chinese here), with nothing a hidden check decided in what a student
 always sees.
@@ -130,15 +131,35 @@ def test_bundle_layout(bundle):
     assert "GRADE_COURSE_SECRET" in zipfile.ZipFile(bundle).read("run_autograder").decode()
 
 
-@needs_root
-def test_folder_wrapped_upload(bundle, place):
-    root = _autograder(bundle, place)
+WRONG_COUNT = b"\n\ndef count_targets(*args, **kwargs):\n    return -1\n"  # ex01: hidden checks only
+
+
+def _plant_folder_wrapped(root: Path, ex01: bytes) -> None:
+    """The exercises inside a folder (`my-work/exercises/`: ex01 as given, ex03 and ex07 the
+    reference's), and a loose ex03 that does nothing, which is shallower and so wins."""
     folder = root / "submission" / "my-work" / "exercises"
     folder.mkdir(parents=True)
-    for name in ("ex01_windows.py", "ex03_param_budget.py", "ex07_split.py"):
+    for name in ("ex03_param_budget.py", "ex07_split.py"):
         (folder / name).write_bytes(_solution(name))
+    (folder / "ex01_windows.py").write_bytes(ex01)
     (root / "submission" / "ex03_param_budget.py").write_text("raise SystemExit\n")  # shallower: wins
-    data = _run(root)
+
+
+@pytest.fixture(scope="module")
+def folder_uploads(bundle, place) -> dict[str, dict]:
+    """Two folder-wrapped uploads, each graded by run_autograder: "right" (the reference's ex01)
+    and "wrong" (the same but for ex01's `count_targets`, which only hidden checks call)."""
+    runs = {}
+    for name, ex01 in (("right", _solution("ex01_windows.py")), ("wrong", _solution("ex01_windows.py") + WRONG_COUNT)):
+        root = _autograder(bundle, place)
+        _plant_folder_wrapped(root, ex01)
+        runs[name] = _run(root)
+    return runs
+
+
+@needs_root
+def test_folder_wrapped_upload(folder_uploads):
+    data = folder_uploads["right"]
     scores = _by_exercise(data)
     assert scores["ex01"][0] == scores["ex01"][1] == 10 and scores["ex07"][0] == scores["ex07"][1] > 0
     assert scores["ex03"][0] == 0 and scores["ex02"][0] == 0
@@ -148,81 +169,97 @@ def test_folder_wrapped_upload(bundle, place):
     assert any(n.endswith(".10") for n in numbers) and numbers == sorted(numbers)
 
 
-@needs_root
-def test_zip_upload_and_an_attack(bundle, place):
-    """One upload: ex01 inside a zipped repository, and a loose ex03 that writes
-    results/results.json itself (everywhere it might be) and prints fake JSON."""
-    root = _autograder(bundle, place)
+def _plant_zip_and_attack(root: Path) -> None:
+    """ex01 inside a zipped repository (with a __MACOSX copy of junk), and a loose ex03 that
+    writes results/results.json itself (everywhere it might be) and prints fake JSON."""
     with zipfile.ZipFile(root / "submission" / "submission.zip", "w") as archive:
         archive.writestr("gpt-course-main/exercises/ex01_windows.py", _solution("ex01_windows.py"))
         archive.writestr("__MACOSX/gpt-course-main/exercises/ex01_windows.py", b"\x00\x05junk")
     results = root / "results" / "results.json"
-    fake = json.dumps({"score": 1000, "tests": [{"name": "all", "score": 1000, "max_score": 1000}]})
     attack = (f"import json, os, sys\n"
               f"for path in ({str(results)!r}, '/autograder/results/results.json', 'results/results.json'):\n"
               f"    try:\n"
               f"        os.makedirs(os.path.dirname(path), exist_ok=True)\n"
-              f"        open(path, 'w').write({fake!r})\n"
+              f"        open(path, 'w').write({FAKE!r})\n"
               f"    except OSError:\n"
               f"        pass\n"
-              f"print({fake!r})\n"
+              f"print({FAKE!r})\n"
               f"sys.stdout.flush()\n").encode() + _solution("ex03_param_budget.py")
     (root / "submission" / "ex03_param_budget.py").write_bytes(attack)
     (root / "submission" / "results").mkdir()
-    (root / "submission" / "results" / "results.json").write_text(fake)
-    data = _run(root)
-    scores = _by_exercise(data)
-    assert scores["ex01"] == (10, 10)  # found in the zip, the __MACOSX copy ignored
-    assert scores["ex03"][0] <= scores["ex03"][1] < 1000
-    assert data["score"] == scores["ex01"][0] + scores["ex03"][0] < 1000
-    assert len(data["tests"]) > 20 and all(t["max_score"] < 1000 for t in data["tests"])
-    assert "gpt-course-main/exercises/ex01_windows.py" in data["output"]
+    (root / "submission" / "results" / "results.json").write_text(FAKE)
 
 
-@needs_root
-def test_a_damaged_zip_member_is_said_and_the_rest_graded(bundle, place):
-    """An upload whose zip holds ex01 with corrupt deflate data and ex03 compressed with LZMA
-    and cut short: results.json is still written, those two are named as unreadable (not a
-    traceback and an empty results folder, Gradescope's "autograder failed"), ex07 is graded."""
-    root = _autograder(bundle, place)
+FAKE = json.dumps({"score": 1000, "tests": [{"name": "all", "score": 1000, "max_score": 1000}]})
+DAMAGED = ("ex02_nll.py", "ex05_tinygpt_loss.py")  # what _plant_damaged_zips spoils
+
+
+def _plant_damaged_zips(root: Path) -> None:
+    """ex02 in a zip with corrupt deflate data, ex05 compressed with LZMA and cut short, and a
+    loose ex07."""
+    deflated, lzma_cut = DAMAGED
     upload = root / "submission" / "work.zip"
     with zipfile.ZipFile(upload, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("ex01_windows.py", _solution("ex01_windows.py"))
+        archive.writestr(deflated, _solution(deflated))
     data = bytearray(upload.read_bytes())
-    start = 30 + len("ex01_windows.py") + 5
+    start = 30 + len(deflated) + 5
     data[start:start + 40] = bytes(b ^ 0xFF for b in data[start:start + 40])
     upload.write_bytes(bytes(data))
     other = root / "submission" / "more.zip"
     with zipfile.ZipFile(other, "w", compression=zipfile.ZIP_LZMA) as archive:
-        archive.writestr("ex03_param_budget.py", _solution("ex03_param_budget.py") * 3)
+        archive.writestr(lzma_cut, _solution(lzma_cut) * 3)
     cut = other.read_bytes()
     header = zipfile.ZipFile(other).infolist()[0]
     middle = header.header_offset + 30 + len(header.filename) + header.compress_size // 2
     other.write_bytes(cut[:middle] + b"\x00" * 64 + cut[middle + 64:])
     (root / "submission" / "ex07_split.py").write_bytes(_solution("ex07_split.py"))
-    result = _run(root)
+
+
+@pytest.fixture(scope="module")
+def zip_upload(bundle, place) -> dict:
+    """One upload graded by run_autograder holding both what _plant_zip_and_attack and what
+    _plant_damaged_zips write (different exercises: each test below reads its own)."""
+    root = _autograder(bundle, place)
+    _plant_zip_and_attack(root)
+    _plant_damaged_zips(root)
+    return _run(root)
+
+
+@needs_root
+def test_zip_upload_and_an_attack(zip_upload):
+    """ex01 found in a zipped repository; the attack's results.json and printed JSON are not
+    what Gradescope reads."""
+    data = zip_upload
+    scores = _by_exercise(data)
+    assert scores["ex01"] == (10, 10)  # found in the zip, the __MACOSX copy ignored
+    assert scores["ex03"][0] <= scores["ex03"][1] < 1000
+    assert data["score"] == scores["ex01"][0] + scores["ex03"][0] + scores["ex07"][0] < 1000  # ex07: loose, below
+    assert len(data["tests"]) > 20 and all(t["max_score"] < 1000 for t in data["tests"])
+    assert "gpt-course-main/exercises/ex01_windows.py" in data["output"]
+
+
+@needs_root
+def test_a_damaged_zip_member_is_said_and_the_rest_graded(zip_upload):
+    """Zip members with corrupt deflate data or cut-short LZMA: results.json is still written,
+    those two are named as unreadable (not a traceback and an empty results folder, Gradescope's
+    "autograder failed"), the loose ex07 is graded."""
+    result = zip_upload
     scores = _by_exercise(result)
-    assert scores["ex07"][0] == scores["ex07"][1] > 0 and scores["ex01"][0] == scores["ex03"][0] == 0
-    assert "读不出来" in result["output"] and "ex01_windows.py" in result["output"]
+    assert scores["ex07"][0] == scores["ex07"][1] > 0 and scores["ex02"][0] == scores["ex05"][0] == 0
+    (unreadable,) = [line for line in result["output"].splitlines() if "读不出来" in line]
+    assert all(name in unreadable for name in DAMAGED), unreadable
 
 
 CJK = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")  # Chinese, its punctuation too
 
 
 @needs_root
-def test_the_summary_students_always_see_holds_nothing_a_hidden_check_decided(bundle, place):
-    """Two uploads: the reference ex01 and ex07, and the same with ex01's `count_targets` wrong
-    (hidden checks only). What a student sees before the hidden tests are shown (the top-level
-    output, the visible tests) is the same for both; the scores Gradescope keeps differ. Every
-    line of that output is in the bundle's language."""
-    runs = []
-    for name, ex01 in (("right", _solution("ex01_windows.py")),
-                       ("wrong", _solution("ex01_windows.py") + b"\n\ndef count_targets(*args, **kwargs):\n    return -1\n")):
-        root = _autograder(bundle, place)
-        (root / "submission" / "ex01_windows.py").write_bytes(ex01)
-        (root / "submission" / "ex07_split.py").write_bytes(_solution("ex07_split.py"))
-        runs.append(_run(root))
-    right, wrong = runs
+def test_the_summary_students_always_see_holds_nothing_a_hidden_check_decided(folder_uploads):
+    """Two uploads that differ only in ex01's `count_targets` (hidden checks only). What a
+    student sees before the hidden tests are shown (the top-level output, the visible tests) is
+    the same for both; the scores Gradescope keeps differ. Every line of that output is in the
+    bundle's language."""
+    right, wrong = folder_uploads["right"], folder_uploads["wrong"]
     assert right["score"] == wrong["score"] + 1  # test_count_targets: 1 point, hidden
     assert right["output"] == wrong["output"], (right["output"], wrong["output"])
 

@@ -54,8 +54,28 @@ def stable_softmax(logits):
 
 
 def grade(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`grade ARGS` as a process of its own (a batch: its judges fork)."""
     return subprocess.run([GRADE, *args], capture_output=True, text=True, timeout=600, cwd=cwd or ROOT,
                           env={**os.environ, "GRADE_LANG": "en", **(env or {})})
+
+
+def grade_here(capfd, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`grade ARGS` (one exercise) run in this process, from the kit's folder; its stdout and
+    stderr are what click wrote and what anything it started wrote to this process's own file
+    descriptors (a worker's print that escaped would be there), as a process of its own reports
+    them. The course secret it claims is this process's own again afterwards."""
+    from grader.judge import draws
+    from tests.in_process import grade as grade_in_process
+
+    capfd.readouterr()
+    saved = dict(draws._claimed)
+    try:
+        run = grade_in_process(*args, cwd=ROOT, env={"GRADE_LANG": "en", **(env or {})})
+    finally:
+        draws._claimed.clear()
+        draws._claimed.update(saved)
+    escaped = capfd.readouterr()
+    return subprocess.CompletedProcess(run.args, run.returncode, run.stdout + escaped.out, run.stderr + escaped.err)
 
 
 @pytest.fixture(scope="module")
@@ -126,12 +146,12 @@ def test_student_view_keeps_public_checks_and_hides_the_rest():
     assert checks[0].finding is secret and secret.output  # the instructor's copy is untouched
 
 
-def test_no_report_a_student_reads_echoes_a_hidden_input(harvester, tmp_path):
+def test_no_report_a_student_reads_echoes_a_hidden_input(harvester, tmp_path, capfd):
     # every format a student reads, written by one run (--format/--out pairs), then an
     # instructor's run asking for everything
     formats = ("text", "json", "junit", "gradescope", "github", "classroom")
     pairs = [arg for fmt in formats for arg in ("--format", fmt, "--out", str(tmp_path / f"student.{fmt}"))]
-    proc = grade("ex02", "--submission", str(harvester), *pairs)
+    proc = grade_here(capfd, "ex02", "--submission", str(harvester), *pairs)
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert _secrets_in(proc.stdout + proc.stderr) == [], (proc.stdout[-3000:], proc.stderr[-3000:])
     for fmt in formats:
@@ -141,8 +161,8 @@ def test_no_report_a_student_reads_echoes_a_hidden_input(harvester, tmp_path):
             # the function that raised, by its name in the stub (not the probe's own name, "masked")
             assert "masked_mean_nll(…)" in report and "raises ValueError" in report
             assert "T(1 dim)" in report and "?" not in report  # the spelled length is left out
-    shown = grade("ex02", "--submission", str(harvester), "--show-hidden", "--format", "json",
-                  "--out", str(tmp_path / "full.json"), "--format", "text", "--out", str(tmp_path / "full.txt"))
+    shown = grade_here(capfd, "ex02", "--submission", str(harvester), "--show-hidden", "--format", "json",
+                       "--out", str(tmp_path / "full.json"), "--format", "text", "--out", str(tmp_path / "full.txt"))
     assert shown.returncode == 1, shown.stderr[-2000:]
     full = json.loads((tmp_path / "full.json").read_text(encoding="utf-8"))
     assert _secrets_in(json.dumps(full["exercises"])) == []  # the student's part, even here
@@ -151,45 +171,7 @@ def test_no_report_a_student_reads_echoes_a_hidden_input(harvester, tmp_path):
     assert "HARVEST" in (tmp_path / "full.txt").read_text(encoding="utf-8")  # an instructor asked for everything
 
 
-def test_batch_keeps_both_views_apart(harvester, tmp_path):
-    cohort = tmp_path / "cohort"
-    shutil.copytree(harvester, cohort / "mallory")
-    out = tmp_path / "out"
-    proc = grade("batch", str(cohort), "--out", str(out), "-j", "1", "--only", "ex02", "--no-progress",
-                 "--format", "text", "--format", "gradescope")
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    book = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    student = book["students"]["mallory"]
-    assert _secrets_in(json.dumps(student["exercises"])) == []
-    assert "HARVEST" in json.dumps(student["instructor"])
-    for report in (out / "reports").iterdir():
-        assert _secrets_in(report.read_text(encoding="utf-8")) == [], report.name
-
-
-def _inputs(report: dict, check: str) -> list[str]:
-    for exercise in report["instructor"]["exercises"]:
-        for c in exercise["checks"]:
-            if c["name"] == check:
-                return c["calls"]
-    raise KeyError(check)
-
-
-def test_hidden_inputs_are_drawn_per_secret_and_per_submission(tmp_path):
-    """The reference passes every time; the inputs differ with the secret and with the file,
-    and are the written ones without a secret; the same file and secret draw the same inputs
-    in `grade batch` and in `grade ex02`. The secret never reaches the worker.
-
-    A batch grades several submissions under one secret: one batch per secret, and one
-    `grade ex02` run."""
-    a = tmp_path / "a"
-    shutil.copytree(ROOT / "solutions", a)
-    b = tmp_path / "b"
-    shutil.copytree(ROOT / "solutions", b)
-    (b / "ex02_nll.py").write_text((b / "ex02_nll.py").read_text(encoding="utf-8") + "\n# resubmitted\n",
-                                   encoding="utf-8")
-    spy = tmp_path / "spy"  # its ex02 is a's: only its ex01 differs
-    shutil.copytree(ROOT / "solutions", spy)
-    (spy / "ex01_windows.py").write_text((spy / "ex01_windows.py").read_text(encoding="utf-8") + '''
+SPY_EX01 = '''
 
 import importlib as _importlib
 import os as _os
@@ -201,37 +183,106 @@ def shift_pairs(tokens):
     except ImportError:
         held = "absent"
     raise ValueError("SECRET=" + repr(_os.environ.get("GRADE_COURSE_SECRET")) + " HELD=" + repr(held))
-''', encoding="utf-8")
+'''
 
-    def batch(secret: str, folders: dict[str, Path], only=("ex02",)) -> dict:
-        """Each student's instructor view, from one `grade batch` under `secret` ("": none)."""
-        run = tmp_path / f"batch{len(list(tmp_path.glob('batch*')))}"  # not named after the secret it is run with
-        cohort, out = run / "cohort", run / "out"
-        for name, folder in folders.items():
-            shutil.copytree(folder, cohort / name)
-        proc = grade("batch", str(cohort), "--out", str(out), "-j", "1", "--no-progress",
-                     *(arg for ex in only for arg in ("--only", ex)), env={"GRADE_COURSE_SECRET": secret})
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-        written = [f.read_text(encoding="utf-8", errors="replace") for f in out.rglob("*") if f.is_file()]
-        assert not secret or all(secret not in text for text in [proc.stdout, proc.stderr, *written])
-        students = json.loads((out / "results.json").read_text(encoding="utf-8"))["students"]
-        for name, student in students.items():
-            exercises = {e["id"]: e for e in student["exercises"]}
-            assert exercises["ex02"]["score"] == exercises["ex02"]["max_score"] > 0, name  # the reference agrees
-        return students
+
+@pytest.fixture(scope="module")
+def submissions(harvester, tmp_path_factory) -> dict[str, Path]:
+    """a: the reference; b: the same but for a comment in ex02 (another file, the same answers);
+    spy: a's ex02, and an ex01 that tells what its worker holds of the secret; mallory: the
+    harvester."""
+    folder = tmp_path_factory.mktemp("submissions")
+    a, b, spy = folder / "a", folder / "b", folder / "spy"
+    for copy in (a, b, spy):
+        shutil.copytree(ROOT / "solutions", copy)
+    (b / "ex02_nll.py").write_text((b / "ex02_nll.py").read_text(encoding="utf-8") + "\n# resubmitted\n",
+                                   encoding="utf-8")
+    (spy / "ex01_windows.py").write_text((spy / "ex01_windows.py").read_text(encoding="utf-8") + SPY_EX01,
+                                         encoding="utf-8")
+    return {"a": a, "b": b, "spy": spy, "mallory": harvester}
+
+
+def batch(run: Path, secret: str, folders: dict[str, Path], *options: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """One `grade batch` in `run` (a folder not named after the secret) of a cohort of `folders`
+    under `secret` ("": none); its process and OUT folder. The secret is in nothing it prints
+    or writes."""
+    cohort, out = run / "cohort", run / "out"
+    for name, folder in folders.items():
+        shutil.copytree(folder, cohort / name)
+    proc = grade("batch", str(cohort), "--out", str(out), "-j", "1", "--no-progress", *options,
+                 env={"GRADE_COURSE_SECRET": secret})
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    written = [f.read_text(encoding="utf-8", errors="replace") for f in out.rglob("*") if f.is_file()]
+    assert not secret or all(secret not in text for text in [proc.stdout, proc.stderr, *written])
+    return proc, out
+
+
+def _students(out: Path) -> dict:
+    return json.loads((out / "results.json").read_text(encoding="utf-8"))["students"]
+
+
+def _reference_agrees(students: dict, names) -> None:
+    """ex02 at full marks for each of `names` (the reference's ex02, whatever was drawn)."""
+    for name in names:
+        exercises = {e["id"]: e for e in students[name]["exercises"]}
+        assert exercises["ex02"]["score"] == exercises["ex02"]["max_score"] > 0, name
+
+
+@pytest.fixture(scope="module")
+def plain_batch(submissions, tmp_path_factory) -> Path:
+    """The batch with no course secret, ex02 only, with per-student text and gradescope reports:
+    a and b (test_hidden_inputs_are_drawn_per_secret_and_per_submission) and mallory
+    (test_batch_keeps_both_views_apart); its OUT folder."""
+    folders = {name: submissions[name] for name in ("a", "b", "mallory")}
+    _, out = batch(tmp_path_factory.mktemp("plain"), "", folders, "--only", "ex02",
+                   "--format", "text", "--format", "gradescope")
+    return out
+
+
+def test_batch_keeps_both_views_apart(plain_batch):
+    student = _students(plain_batch)["mallory"]
+    assert _secrets_in(json.dumps(student["exercises"])) == []
+    assert "HARVEST" in json.dumps(student["instructor"])
+    reports = list((plain_batch / "reports").iterdir())
+    assert any(report.name.startswith("mallory") for report in reports), reports
+    for report in reports:
+        assert _secrets_in(report.read_text(encoding="utf-8")) == [], report.name
+
+
+def _inputs(report: dict, check: str) -> list[str]:
+    for exercise in report["instructor"]["exercises"]:
+        for c in exercise["checks"]:
+            if c["name"] == check:
+                return c["calls"]
+    raise KeyError(check)
+
+
+def test_hidden_inputs_are_drawn_per_secret_and_per_submission(submissions, plain_batch, tmp_path, capfd):
+    """The reference passes every time; the inputs differ with the secret and with the file,
+    and are the written ones without a secret; the same file and secret draw the same inputs
+    in `grade batch` and in `grade ex02`. The secret never reaches the worker.
+
+    A batch grades several submissions under one secret: one batch per secret (the one with no
+    secret is shared with test_batch_keeps_both_views_apart), and one `grade ex02` run."""
+    a, b, spy = submissions["a"], submissions["b"], submissions["spy"]
+    plain = _students(plain_batch)
+    _reference_agrees(plain, ("a", "b"))
+    _, alpha_out = batch(tmp_path / "second", "alpha-secret", {"a": a, "b": b, "a-again": a}, "--only", "ex02")
+    alpha = _students(alpha_out)
+    _reference_agrees(alpha, alpha)
+    _, beta_out = batch(tmp_path / "third", "beta-secret", {"a": a, "spy": spy}, "--only", "ex01", "--only", "ex02")
+    beta = _students(beta_out)
+    _reference_agrees(beta, beta)
 
     check = "test_nll_random_and_large"  # list inputs: the labels show the values drawn
-    plain = batch("", {"a": a, "b": b})
-    alpha = batch("alpha-secret", {"a": a, "b": b, "a-again": a})
-    beta = batch("beta-secret", {"a": a, "spy": spy}, only=("ex01", "ex02"))
     plain_a, alpha_a, beta_a, alpha_b = (_inputs(plain["a"], check), _inputs(alpha["a"], check),
                                          _inputs(beta["a"], check), _inputs(alpha["b"], check))
     assert plain_a == _inputs(plain["b"], check)  # no secret: the inputs as written
     assert len({tuple(x) for x in (plain_a, alpha_a, beta_a, alpha_b)}) == 4, (plain_a, alpha_a, beta_a, alpha_b)
     assert alpha_a == _inputs(alpha["a-again"], check)  # the same file, the same secret: the same draw
     assert beta_a == _inputs(beta["spy"], check)  # the same ex02 file
-    proc = grade("ex02", "--submission", str(a), "--format", "json", "--show-hidden",
-                 env={"GRADE_COURSE_SECRET": "alpha-secret"})
+    proc = grade_here(capfd, "ex02", "--submission", str(a), "--format", "json", "--show-hidden",
+                      env={"GRADE_COURSE_SECRET": "alpha-secret"})
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     alone = json.loads(proc.stdout)
     assert alone["score"] == alone["max_score"] > 0 and _inputs(alone, check) == alpha_a  # and in another run

@@ -35,6 +35,7 @@ import pytest
 
 from grader.model.course import load_course
 from grader.build.release import build_release, find_solution_leaks, trim_check_module, visible_checks
+from tests.in_process import grade
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(not (ROOT / "solutions").is_dir(), reason="needs the instructor's kit")
@@ -46,10 +47,29 @@ def course():
 
 
 @pytest.fixture(scope="module")
-def release(course, tmp_path_factory) -> Path:
+def built(course, tmp_path_factory) -> dict:
+    """The release, built once, and each leak search the build ran: (folder, whether the recorded
+    answers were in it yet, what was found), in order."""
+    import grader.build.release as building
+
     out = tmp_path_factory.mktemp("release") / "gpt-course"
-    build_release(course, out, echo=lambda *_: None)
-    return out
+    searches = []
+    search = building.find_solution_leaks
+
+    def searched(course, root, *args, **kwargs):
+        leaks = search(course, root, *args, **kwargs)
+        searches.append((Path(root).resolve(), (Path(root) / "grader" / "answers.bin").is_file(), leaks))
+        return leaks
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(building, "find_solution_leaks", searched)
+        build_release(course, out, echo=lambda *_: None)
+    return {"release": out, "searches": searches}
+
+
+@pytest.fixture(scope="module")
+def release(built) -> Path:
+    return built["release"]
 
 
 def run_grade(release: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -353,14 +373,16 @@ def hunt(course, root: Path) -> list[str]:
     return sorted(set(found))
 
 
-def test_no_solution_source(release, course):
+def test_no_solution_source(built, course):
     """No solution body, no line of one the course does not give, and no hand answer in the
     release, as text, in a decoded or decompressed blob, in the recorded answers, or as
-    bytecode; the build's own search agrees."""
+    bytecode; the build's own search agrees: its last one, run on the finished release (the
+    recorded answers in it), found nothing."""
+    release = built["release"]
     bodies = solution_bodies(course)
     assert len(bodies) >= len(course.exercises)
     assert hunt(course, release) == []
-    assert find_solution_leaks(course, release) == []
+    assert built["searches"][-1] == (release.resolve(), True, [])
 
 
 def test_the_hunt_finds_hidden_answers(release, course, tmp_path):
@@ -444,22 +466,32 @@ def leaky_kit(course, tmp_path_factory) -> Path:
 def test_grade_release_refuses_a_kit_whose_probe_holds_a_solution_line(leaky_kit, tmp_path):
     """`grade release` itself stops (before recording anything) and leaves no release."""
     out = tmp_path / "release"
-    proc = subprocess.run([sys.executable, "-m", "grader", "release", str(out)], cwd=leaky_kit, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(leaky_kit), "GRADE_LANG": "en"},
-                          capture_output=True, text=True)
+    proc = grade("--course", str(leaky_kit / "course.toml"), "release", str(out), cwd=leaky_kit,
+                 env={"GRADE_LANG": "en"})
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "grader/per_exercise/ex08/probes.py contains a line of solutions/ex08_get_batch.py:get_batch" in proc.stderr, proc.stderr
     assert "recording" not in proc.stdout and not out.exists()
 
 
-def test_the_release_grades_hand_answers_it_does_not_hold(release, course, tmp_path):
-    """Wrong hand answers (ANSWER_PARAMS counted tied, HAND_NLL_LABEL_A off by 0.01,
-    SHAPE_ANSWERS' hidden width and n_valid wrong) fail in the release, the known mistake is
-    still named, and the report shows none of the right values; right ones pass (the test
-    above: a correct submission scores everything)."""
+HAND_CHECKS = {("ex02", "test_hand_nll_label_a"), ("ex03", "test_answer_params"), ("ex05", "test_shape_answers")}
+
+
+@pytest.fixture(scope="module")
+def wrong_run(release, course, tmp_path_factory) -> dict:
+    """One `grade all` in the release, its report written as json and as text, of a student's
+    exercises/ folder (graded from beside it, as a student does) that is the reference but for
+    two unrelated faults: ex01's make_windows drops the last window, and three hand answers are
+    wrong (ANSWER_PARAMS counted tied, HAND_NLL_LABEL_A off by 0.01, SHAPE_ANSWERS' hidden width
+    and n_valid)."""
     values = hand_values(course)
-    submission = tmp_path / "hand"
+    folder = tmp_path_factory.mktemp("wrong")
+    submission = folder / "exercises"
     shutil.copytree(course.solutions_dir, submission)
+    path = submission / "ex01_windows.py"
+    source = path.read_text(encoding="utf-8")
+    path.write_text(source + "\n\n_right = make_windows\n\n"
+                    "def make_windows(tokens, block_size, stride=1):\n"
+                    "    return _right(tokens, block_size, stride)[:-1]\n", encoding="utf-8")
     edits = {"ex03_param_budget.py": (f"ANSWER_PARAMS = {values['ANSWER_PARAMS']:_}",
                                       f"ANSWER_PARAMS = {values['ANSWER_PARAMS'] // 2:_}"),
              "ex02_nll.py": (f"HAND_NLL_LABEL_A = {values['HAND_NLL_LABEL_A']}",
@@ -471,17 +503,30 @@ def test_the_release_grades_hand_answers_it_does_not_hold(release, course, tmp_p
     shapes = dict(values["SHAPE_ANSWERS"], hidden=(2, 4, 9), n_valid=values["SHAPE_ANSWERS"]["n_valid"] + 1)
     with open(submission / "ex05_tinygpt_loss.py", "a", encoding="utf-8") as f:
         f.write(f"\n\nSHAPE_ANSWERS = {shapes!r}\n")
-    proc = run_grade(release, "all", "--submission", str(submission), "--format", "json")
+    json_out, text_out = folder / "report.json", folder / "report.txt"
+    proc = run_grade(release, "all", "--format", "json", "--out", str(json_out), "--format", "text", "--out", str(text_out),
+                     cwd=folder)
+    assert json_out.is_file() and text_out.is_file(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    return {"proc": proc, "report": json.loads(json_out.read_text(encoding="utf-8")),
+            "text": text_out.read_text(encoding="utf-8"), "values": values}
+
+
+def test_the_release_grades_hand_answers_it_does_not_hold(wrong_run):
+    """Wrong hand answers fail in the release, the known mistake is still named, and the report
+    shows none of the right values; right ones pass (a correct submission scores everything:
+    test_correct_submission_passes), and the other checks of their exercises are not charged
+    (test_wrong_submission_fails_and_is_diagnosed)."""
+    proc, report, values = wrong_run["proc"], wrong_run["report"], wrong_run["values"]
     assert proc.returncode == 1, proc.stderr[-3000:]
-    report = json.loads(proc.stdout)
     checks = {(e["id"], c["name"]): c for e in report["exercises"] for c in e["checks"]}
-    for key in (("ex02", "test_hand_nll_label_a"), ("ex03", "test_answer_params"), ("ex05", "test_shape_answers")):
+    for key in sorted(HAND_CHECKS):
         assert checks[key]["score"] == 0, checks[key]
     assert checks[("ex03", "test_answer_params")]["diagnosis"] == "tied_untied_swapped"
     assert checks[("ex03", "test_answer_fp16_bytes")]["score"] > 0  # right, though sealed
     assert checks[("ex05", "test_trace_shapes_course_setting")]["score"] > 0
-    text = run_grade(release, "all", "--submission", str(submission)).stdout
-    assert "The right value is not shown" in text and hand_written(text, values) == [], text[-3000:]
+    text = wrong_run["text"]
+    assert "The right value is not shown" in text, text[-3000:]
+    assert hand_written(text + proc.stdout + proc.stderr, values) == [], text[-3000:]
 
 
 def test_answers_are_not_readable_text(release, course):
@@ -509,24 +554,21 @@ def test_correct_submission_passes(release, course, tmp_path):
     assert [e["id"] for e in report["exercises"]] == [e.id for e in course.exercises]
 
 
-def test_wrong_submission_fails_and_is_diagnosed(release, course, tmp_path):
+def test_wrong_submission_fails_and_is_diagnosed(wrong_run):
     """ex01's make_windows drops the last window: the release names the mistake from the
-    recorded answers (its code is not in the release)."""
-    submission = tmp_path / "wrong"
-    shutil.copytree(course.solutions_dir, submission)
-    path = submission / "ex01_windows.py"
-    source = path.read_text(encoding="utf-8")
-    path.write_text(source + "\n\n_right = make_windows\n\n"
-                    "def make_windows(tokens, block_size, stride=1):\n"
-                    "    return _right(tokens, block_size, stride)[:-1]\n", encoding="utf-8")
-    proc = run_grade(release, "all", "--submission", str(submission), "--format", "json")
+    recorded answers (its code is not in the release), and charges nothing else for it: every
+    other exercise scores full marks, but for the hand answers written wrong on purpose (only
+    their own checks lose points)."""
+    proc, report = wrong_run["proc"], wrong_run["report"]
     assert proc.returncode == 1, proc.stderr
-    report = json.loads(proc.stdout)
     ex01 = next(e for e in report["exercises"] if e["id"] == "ex01")
     assert ex01["score"] < ex01["max_score"]
     assert any(c["diagnosis"] == "off_by_one_drop_last" for c in ex01["checks"]), ex01
     others = [e for e in report["exercises"] if e["id"] != "ex01"]
-    assert all(e["score"] == e["max_score"] for e in others)
+    hand_exercises = {ex_id for ex_id, _ in HAND_CHECKS}
+    assert all(e["score"] == e["max_score"] for e in others if e["id"] not in hand_exercises)
+    lost = {(e["id"], c["name"]) for e in others for c in e["checks"] if c["score"] < c["max_score"]}
+    assert lost == HAND_CHECKS, lost
 
 
 def test_pip_install_offline_elsewhere(release, tmp_path):
@@ -585,21 +627,24 @@ def test_the_release_is_named_for_students_and_the_instructors_kit_for_instructo
 
 def test_later_exercises_use_the_students_own_earlier_files(release, course, tmp_path):
     """The release has no correct get_batch: ex10-ex12 run on the student's own ex08/ex09/ex11
-    (and say so). A wrong ex08 now costs ex11 too; a missing ex08 is named, not a traceback."""
-    submission = tmp_path / "own"
-    submission.mkdir()
+    (and say so). A wrong ex08 now costs ex11 too; a missing ex08 is named, not a traceback.
+    Graded as a student grades their own folder (`grade ex11` beside exercises/: the practice
+    tier); test_correct_submission_passes grades own files in the official tier's sandbox."""
+    student = tmp_path / "own"
+    submission = student / "exercises"
+    submission.mkdir(parents=True)
     for name in ("ex08_get_batch.py", "ex09_bigram.py", "ex11_estimate_loss.py"):
         shutil.copy2(course.solutions_dir / name, submission / name)
-    proc = run_grade(release, "ex11", "--submission", str(submission))
+    proc = run_grade(release, "ex11", cwd=student)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "graded here with your own ex08, ex09 and ex11 files" in proc.stdout
     wrong = (course.solutions_dir / "ex08_get_batch.py").read_text(encoding="utf-8")
     (submission / "ex08_get_batch.py").write_text(
         wrong + "\n\n_right = get_batch\n\n\ndef get_batch(data, block_size, batch_size, generator=None):\n"
         "    x, y = _right(data, block_size, batch_size, generator=generator)\n    return x, x\n", encoding="utf-8")
-    proc = run_grade(release, "ex11", "--submission", str(submission))
+    proc = run_grade(release, "ex11", cwd=student)
     assert proc.returncode == 1, proc.stdout[-3000:]
     (submission / "ex08_get_batch.py").unlink()
-    proc = run_grade(release, "ex11", "--submission", str(submission))
+    proc = run_grade(release, "ex11", cwd=student)
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
     assert "ex08_get_batch.py is not in the submission folder" in proc.stdout, proc.stdout
