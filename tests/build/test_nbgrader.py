@@ -20,8 +20,10 @@ in notebooks made from those versions:
 
 `nbgrader autograde` runs each notebook in a real kernel with nbgrader's database (each
 autograde of the bigram notebook trains ex12 for real); `generate_feedback` renders the
-pages; `nbgrader export` writes the CSV whose totals are checked. A test that changes the
-gradebook works on a copy of the graded folder. Nothing is mocked.
+pages; `nbgrader export` writes the CSV whose totals are checked. nbgrader's commands run in
+this process through its own application, as nbgrader's test suite runs them; the kernels are
+processes of their own. A test that changes the gradebook works on a copy of the graded
+folder. Nothing is mocked.
 
 The test cells (nbgrader 的测试单元格：通过时只打印报告、不求值；评分单元格有标题；反馈换行):
 
