@@ -20,8 +20,10 @@ in notebooks made from those versions:
 
 `nbgrader autograde` runs each notebook in a real kernel with nbgrader's database (each
 autograde of the bigram notebook trains ex12 for real); `generate_feedback` renders the
-pages; `nbgrader export` writes the CSV whose totals are checked. A test that changes the
-gradebook works on a copy of the graded folder. Nothing is mocked.
+pages; `nbgrader export` writes the CSV whose totals are checked. nbgrader's commands run in
+this process through its own application, as nbgrader's test suite runs them; the kernels are
+processes of their own. A test that changes the gradebook works on a copy of the graded
+folder. Nothing is mocked.
 
 The test cells (nbgrader 的测试单元格：通过时只打印报告、不求值；评分单元格有标题；反馈换行):
 
@@ -36,12 +38,14 @@ The test cells (nbgrader 的测试单元格：通过时只打印报告、不求�
 from __future__ import annotations
 
 import ast
+import contextlib
 import csv
 import html
+import io
+import logging
 import os
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -51,13 +55,14 @@ import pytest
 from grader.model.course import load_course
 from grader.notebook import WRAP, wrap_line
 from grader.report.layout import width
+from tests.in_process import grade
 
 ROOT = Path(__file__).resolve().parents[2]
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("nbgrader")
 pytestmark = pytest.mark.skipif(not (ROOT / "solutions").is_dir(), reason="needs the instructor's kit")
 
-NBGRADER = str(Path(sys.executable).parent / "nbgrader")
+TOOLS = str(Path(sys.executable).parent)  # nbgrader's own commands (alembic)
 MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 WARNING = "cannot be converted to"
 STUDENTS = {"ch05": ("solved", "stubs", "wrong", "cheater"), "bigram": ("solved", "raising")}
@@ -77,12 +82,36 @@ def folder(course, tmp_path_factory) -> Path:
     return out
 
 
-def nbgrader(folder: Path, *args: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([NBGRADER, *args], cwd=folder, capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "GRADE_LANG": "en",  # nbgrader runs `alembic` from PATH
-                               "PATH": os.pathsep.join([str(Path(NBGRADER).parent), os.environ.get("PATH", "")])})
-    assert proc.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
-    return proc
+def alembic_on_path(patch: pytest.MonkeyPatch) -> None:
+    """nbgrader runs `alembic` (its database's migrations) from PATH: this environment's."""
+    patch.setenv("PATH", os.pathsep.join([TOOLS, os.environ.get("PATH", "")]))
+
+
+def nbgrader(folder: Path, *args: str) -> str:
+    """`nbgrader ARGS` in the course folder, run in this process as nbgrader's own test suite runs
+    it (an nbgrader process spends seconds starting up; the kernels `autograde` starts are real
+    processes all the same, with this environment); the log it wrote."""
+    from jupyter_core.application import NoStart
+    from nbgrader.apps.nbgraderapp import NbGraderApp
+
+    log, app, path = io.StringIO(), NbGraderApp.instance(), list(sys.path)  # the app puts its folder first
+    with pytest.MonkeyPatch.context() as patch, contextlib.chdir(folder):
+        patch.setenv("GRADE_LANG", "en")
+        alembic_on_path(patch)
+        try:
+            app.initialize(list(args))
+            app.init_logging(logging.StreamHandler, [log], color=False, subapps=True)
+            app.start()
+            code = 0
+        except NoStart:
+            code = 0
+        except SystemExit as stop:
+            code = stop.code
+        finally:
+            app.reset()
+            sys.path[:] = path
+    assert code == 0, f"nbgrader {' '.join(args)} failed ({code}):\n{log.getvalue()[-5000:]}"
+    return log.getvalue()
 
 
 def meta(cell) -> dict:
@@ -208,8 +237,7 @@ def autograded(folder) -> dict:
             target = folder / "submitted" / student / assignment / f"{assignment}.ipynb"
             target.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(submission(release[assignment], solution_sources(source[assignment]), student), target)
-    run = nbgrader(folder, "autograde", "*", "--create", "--force")
-    log = run.stdout + run.stderr
+    log = nbgrader(folder, "autograde", "*", "--create", "--force")
     nbgrader(folder, "generate_feedback", "ch05", "--force")
     return {"folder": folder, "release": release, "source": source, "log": log}
 
@@ -278,9 +306,9 @@ def test_autograde_then_export(autograded, course, tmp_path):
     folder, source = graded_copy(autograded, tmp_path), autograded["source"]
     # the instructor grades the written answer (what formgrader does), for the solved student
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
-        grade = gb.find_grade("ex04_WHY_PARALLEL", "ch05", "ch05", "solved")
-        assert grade.auto_score is None and grade.needs_manual_grade
-        grade.manual_score = grade.max_score
+        by_hand = gb.find_grade("ex04_WHY_PARALLEL", "ch05", "ch05", "solved")
+        assert by_hand.auto_score is None and by_hand.needs_manual_grade
+        by_hand.manual_score = by_hand.max_score
         gb.db.commit()
 
     nbgrader(folder, "export", "--to", "grades.csv")
@@ -326,10 +354,8 @@ def test_batch_writes_the_honest_scores_into_nbgraders_gradebook(autograded, tmp
         gb.find_grade("ex01_test_make_windows_course_example", "ch05", "ch05", "cheater").manual_score = 0.5
         gb.db.commit()
 
-    grade = str(Path(sys.executable).parent / "grade")
-    proc = subprocess.run([grade, "batch", str(folder / "submitted"), "--out", str(tmp_path / "out"), "-j", "2",
-                           "--only", "ch05", "--no-progress", "--nbgrader-db", str(db)],
-                          capture_output=True, text=True, timeout=900, env={**os.environ, "GRADE_LANG": "en"})
+    proc = grade("batch", str(folder / "submitted"), "--out", str(tmp_path / "out"), "-j", "1", "--only", "ch05",
+                 "--no-progress", "--nbgrader-db", str(db), env={"GRADE_LANG": "en"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "manual grades kept" in proc.stdout
 
@@ -445,10 +471,8 @@ def test_wrap_line_keeps_every_piece_within_the_width():
 def test_nbgrader_db_needs_an_nbgrader_folder(tmp_path):
     (tmp_path / "alice").mkdir()
     (tmp_path / "alice" / "ex01_windows.py").write_text("x = 1\n")
-    grade = str(Path(sys.executable).parent / "grade")
-    proc = subprocess.run([grade, "batch", str(tmp_path), "--out", str(tmp_path / "out"), "--only", "ex01",
-                           "--no-progress", "--nbgrader-db", str(tmp_path / "gradebook.db")],
-                          capture_output=True, text=True, timeout=600)
+    proc = grade("batch", str(tmp_path), "--out", str(tmp_path / "out"), "--only", "ex01", "--no-progress",
+                 "--nbgrader-db", str(tmp_path / "gradebook.db"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
 
 
@@ -459,8 +483,8 @@ def ch05_gradebook(tmp_path_factory) -> Path:
     from nbgrader.api import Gradebook
 
     db = tmp_path_factory.mktemp("gradebook") / "gradebook.db"
-    with pytest.MonkeyPatch.context() as patch:  # nbgrader runs `alembic` from PATH
-        patch.setenv("PATH", os.pathsep.join([str(Path(NBGRADER).parent), os.environ.get("PATH", "")]))
+    with pytest.MonkeyPatch.context() as patch:
+        alembic_on_path(patch)
         with Gradebook(f"sqlite:///{db}") as gb:
             gb.add_assignment("ch05")
     return db
@@ -479,7 +503,7 @@ def test_a_student_id_with_a_backslash_keeps_its_scores(ch05_gradebook, tmp_path
     handed_in.mkdir(parents=True)
     nbformat.write(nbformat.v4.new_notebook(), handed_in / "ch05.ipynb")
     db = Path(shutil.copy(ch05_gradebook, tmp_path / "gradebook.db"))
-    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(NBGRADER).parent), os.environ.get("PATH", "")]))  # alembic
+    alembic_on_path(monkeypatch)
     book = {"students": {display_name("a\\b"): {"score": 3, "exercises": []}}}
     summary = write_scores(book, tmp_path / "submitted", db)
     assert summary["students"] == 1 and summary["submissions"] == 1
@@ -502,7 +526,7 @@ def test_the_gradebook_gets_every_student_or_none(ch05_gradebook, tmp_path, monk
         (tmp_path / "submitted" / student / assignment).mkdir(parents=True)
         nbformat.write(nbformat.v4.new_notebook(), tmp_path / "submitted" / student / assignment / "ch05.ipynb")
     db = Path(shutil.copy(ch05_gradebook, tmp_path / "gradebook.db"))
-    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(NBGRADER).parent), os.environ.get("PATH", "")]))  # alembic
+    alembic_on_path(monkeypatch)
     book = {"students": {display_name(n): {"score": 3, "exercises": []} for n in ("alice", odd, "zed", "bob")}}
     (tmp_path / "submitted" / "bob" / "CH05").mkdir(parents=True)
     nbformat.write(nbformat.v4.new_notebook(), tmp_path / "submitted" / "bob" / "CH05" / "ch05.ipynb")

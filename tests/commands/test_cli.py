@@ -271,17 +271,17 @@ def test_without_data_or_network_the_message_says_how_to_get_it_once(grade_exe, 
 
 def test_a_folder_name_that_is_not_utf8_gives_valid_reports(root, tmp_path):
     """A byte that is not UTF-8 in the folder's name (as Python's argv carries it): every format
-    written whole and valid, no traceback."""
+    written whole and valid, no traceback (each run writes them all: --format/--out pairs)."""
     folder = os.path.join(os.fsencode(tmp_path), b"st\xfeudent")
     os.mkdir(folder)
     shutil.copy(root / "solutions" / "ex01_windows.py", os.fsdecode(folder))
     os.symlink(folder, os.path.join(os.fsencode(tmp_path), b"li\xfenk"))  # refused, its name in the message
     for name, code in ((b"st\xfeudent", 0), (b"li\xfenk", 1)):
-        for fmt in ("json", "junit", "text"):
-            out = tmp_path / f"report.{fmt}"
-            run = grade("ex01", "--submission", os.fsdecode(os.path.join(os.fsencode(tmp_path), name)),
-                        "--format", fmt, "--out", str(out))
-            assert run.returncode == code and "Traceback" not in run.stderr, run.stderr[-2000:]
+        outs = {fmt: tmp_path / f"report-{code}.{fmt}" for fmt in ("json", "junit", "text")}
+        run = grade("ex01", "--submission", os.fsdecode(os.path.join(os.fsencode(tmp_path), name)),
+                    *(arg for fmt, out in outs.items() for arg in ("--format", fmt, "--out", str(out))))
+        assert run.returncode == code and "Traceback" not in run.stderr, run.stderr[-2000:]
+        for fmt, out in outs.items():
             text = out.read_bytes().decode("utf-8")  # valid UTF-8
             if fmt == "json":
                 assert json.loads(text)["score"] == 10 * (1 - code)

@@ -100,12 +100,12 @@ def test_show_answers_is_the_instructors_option(root, tmp_path):
         source.replace("ANSWER_PARAMS = 409_600_000", "ANSWER_PARAMS = 204_800_000", 1), encoding="utf-8")
     student = grade("ex03", "--lang", "en", "--submission", str(tmp_path))
     assert student.returncode == 1 and "409,600,000" not in student.stdout and "(instructors)" not in student.stdout
-    shown = grade("ex03", "--lang", "en", "--submission", str(tmp_path), "--show-answers")
+    text, out = tmp_path / "grade.txt", tmp_path / "grade.json"  # one run writes both (--format/--out pairs)
+    shown = grade("ex03", "--lang", "en", "--submission", str(tmp_path), "--show-answers",
+                  "--format", "text", "--out", str(text), "--format", "json", "--out", str(out))
     assert shown.returncode == 1, shown.stderr
-    assert "answer (instructors): 409,600,000 (409.6M)" in shown.stdout
-    assert "fix (instructors): Untied (tied=False): two V × C tables" in shown.stdout
-    out = tmp_path / "grade.json"
-    grade("ex03", "--submission", str(tmp_path), "--format", "json", "--out", str(out), "--show-answers")
+    assert "answer (instructors): 409,600,000 (409.6M)" in text.read_text(encoding="utf-8")
+    assert "fix (instructors): Untied (tied=False): two V × C tables" in text.read_text(encoding="utf-8")
     (check,) = [c for c in json.loads(out.read_text())["exercises"][0]["checks"] if c["name"] == "test_answer_params"]
     assert check["answer"] == "409,600,000 (409.6M)" and "2 * V * C" in check["fix"]
     refused = grade("ex03", "--lang", "en", "--submission", str(tmp_path), "--format", "junit", "--show-answers")

@@ -14,7 +14,7 @@ import types
 from grader.judge.references import load_module_from
 from grader.model.course import load_course
 from grader.run.session import GradingSession, run_checks
-from grader.run.startup import corpus_provider
+from grader.run.startup import corpus_provider, load_judge
 
 COURSE = load_course()
 _names = itertools.count()
@@ -39,7 +39,9 @@ def submission(tmp_path, exercise_id: str, replacements=(), references=None, *, 
 
 
 def grade(exercise_id, module, references, only=None):
-    """The exercise's result for `module`, graded in this process (only the checks named in `only`)."""
+    """The exercise's result for `module`, graded in this process (only the checks named in `only`),
+    with the judge loaded as `grade check` loads it (torch on one thread)."""
+    load_judge()
     (result,) = run_checks(GradingSession(COURSE, [exercise_id], references=references,
                                           in_process={exercise_id: module}, corpus=corpus_provider(COURSE),
                                           only_checks=only))

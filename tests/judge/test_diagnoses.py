@@ -110,6 +110,19 @@ def test_a_diagnosis_names_the_bug_not_the_fixed_line(tmp_path, references):
         assert "<= len(tokens)" in d["fix"]["zh"]  # kept for instructors
 
 
+def test_ex12_the_lectures_loop_is_told_its_final_estimate_is_missing(tmp_path, references):
+    """The lecture's own loop estimates only every eval_interval steps: every row of the
+    lesson's table matches, and the returned model differs because the final estimate's draws
+    are missing before the last training batch."""
+    lecture = ("        if it % eval_interval == 0 or it == max_iters - 1:\n            losses",
+               "        if it % eval_interval == 0:\n            losses")
+    result = _grade("ex12", _submission(tmp_path, "ex12", [lecture], references), references,
+                    only={"test_lesson_table", "test_estimate_steps"})
+    (table,) = [c for c in result.checks if c.name == "test_lesson_table"]
+    assert not table.passed and "no estimate at the last step (2999)" in table.finding.en, table.finding.en
+    assert table.finding.diagnosis["id"] == "no_final_estimate" and _named(result) == {"no_final_estimate"}
+
+
 # ------------------------------------------------------------------ every observation, not one
 
 def _obs(value):

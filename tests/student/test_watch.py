@@ -144,19 +144,6 @@ def test_watch_regrades_on_save_moves_on_and_restores_the_terminal(student):
     assert '"passed"' in state
 
 
-def test_ctrl_c_quits_cleanly(student):
-    term = Terminal(watch_argv("--lang", "zh", "watch", "ex01", "--no-color"), student.parent)
-    try:
-        term.expect(r"评分用时")
-        term.send(b"\x03")  # Ctrl-C through the terminal: SIGINT
-        term.expect(r"已退出 grade watch")
-        assert term.wait() == 0
-        assert termios.tcgetattr(term.fd)[3] & termios.ECHO
-        assert "Traceback" not in term.text
-    finally:
-        term.close()
-
-
 def test_unknown_exercise_is_a_usage_error(student):
     from click.testing import CliRunner
 
@@ -195,7 +182,9 @@ def test_first_exercise_is_the_first_not_passed(tmp_path):
 LOOPING = RIGHT.replace("    windows = []", "    while True:\n        pass\n    windows = []", 1)
 
 
-def test_a_save_while_a_loop_runs_cancels_the_grade_at_once(student):
+def test_a_save_while_a_loop_runs_cancels_the_grade_at_once_and_h_after_the_pass_gives_its_hint(student):
+    """A save while a check loops cancels that grade and grades the new file. After ex01 passed,
+    `h` once gave ex02's hint (the exercise announced next) under ex01's result."""
     (student / EX.file).write_text(LOOPING, encoding="utf-8")
     term = Terminal(watch_argv("--lang", "en", "watch", "ex01", "--no-color"), student.parent)
     try:
@@ -208,6 +197,13 @@ def test_a_save_while_a_loop_runs_cancels_the_grade_at_once(student):
         # the new file's grade, not the loop's: no time-out was waited out or shown
         assert "timed out" not in shown and "10/10" in shown, shown
         assert found
+        term.expect(r"ex01 passed! Next: ex02", since=mark)
+
+        mark = term.mark()  # h after a pass: the hint of the exercise on screen, not of the one announced next
+        term.send(b"h")
+        term.expect(r"ex\d\d hint \d/\d", since=mark)
+        shown = term.seen[mark:].decode("utf-8", "ignore")
+        assert "ex01 hint 1/" in shown and "ex02 hint" not in shown, shown
         term.send(b"q")
         assert term.wait() == 0
     finally:
@@ -285,27 +281,10 @@ def test_another_exercise_saved_while_one_grades_waits_and_both_are_shown_and_re
     assert recorded["ex02"]["status"] == "passed" and recorded["ex02"]["score"] == SECOND.points
 
 
-def test_h_after_a_pass_gives_the_hint_of_the_exercise_on_screen(student):
-    """After ex01 passed, `h` gave ex02's hint (the exercise announced next) under ex01's result."""
-    (student / EX.file).write_text(RIGHT, encoding="utf-8")
-    term = Terminal(watch_argv("--lang", "en", "watch", "ex01", "--no-color"), student.parent)
-    try:
-        term.expect(r"ex01 passed! Next: ex02")
-        mark = term.mark()
-        term.send(b"h")
-        term.expect(r"ex\d\d hint \d/\d", since=mark)
-        shown = term.seen[mark:].decode("utf-8", "ignore")
-        assert "ex01 hint 1/" in shown and "ex02 hint" not in shown, shown
-        term.send(b"q")
-        assert term.wait() == 0
-    finally:
-        term.close()
-
-
-def test_a_long_chinese_line_wraps_between_characters_never_inside_one(student):
+def test_a_long_chinese_line_wraps_between_characters_never_inside_one_and_ctrl_c_quits_cleanly(student):
     """A Chinese diagnosis longer than the terminal: wrapped by the kit at a character
     boundary (the terminal cut one in two where its own wrapping fell), each row within
-    the width, the indent kept."""
+    the width, the indent kept. Then Ctrl-C through the terminal leaves cleanly."""
     term = Terminal(watch_argv("--lang", "zh", "watch", "ex01", "--no-color"), student.parent, columns=50)
     try:
         term.expect(r"评分用时")
@@ -316,8 +295,11 @@ def test_a_long_chinese_line_wraps_between_characters_never_inside_one(student):
         term.expect(r"ex01 提示 \d/\d", since=mark)
         term.expect(r"下一级|最后一级", since=mark)
         shown = term.seen[mark:].decode("utf-8")  # strict: a character cut in two would not decode
-        term.send(b"q")
+        term.send(b"\x03")  # Ctrl-C through the terminal: SIGINT
+        term.expect(r"已退出 grade watch", since=mark)
         assert term.wait() == 0
+        assert termios.tcgetattr(term.fd)[3] & termios.ECHO
+        assert "Traceback" not in term.text
     finally:
         term.close()
     from grader.report.layout import width
