@@ -48,6 +48,12 @@ def pytest_configure(config):
     # Nothing in the tests reaches outside this machine: a download the kit would try goes to
     # a closed local port (the download tests serve the file themselves on 127.0.0.1).
     os.environ.setdefault("GPT_COURSE_DATA_URL", "http://127.0.0.1:9/tinyshakespeare/input.txt")
+    # The tests that grade or compute references in this process run the judge's side here: as
+    # the kit's judge runs it (grader.run.startup.load_judge), torch on one thread, whose idle
+    # threads would otherwise spin on a machine whose every core is busy with other tests.
+    from grader.run.startup import load_judge
+
+    load_judge()
 
 
 @pytest.fixture(scope="session")

@@ -69,3 +69,38 @@ def test_the_answer_store_is_its_owners_alone_from_the_start(tmp_path):
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "cache" / "answers").stat().st_mode) == 0o700
     assert store.get("k").value == 1 and store.is_warm("ex12")
+
+
+SLOW_TRAINING = '''
+import time
+
+
+def train_bigram(train_data, val_data, vocab_size, **settings):
+    time.sleep(1.2)  # slow enough to be kept on disk
+    return BigramLanguageModel(vocab_size), [{"step": 0, "train": 4.0, "val": 4.0}]
+'''
+
+
+def test_an_answer_read_from_a_slow_run_is_kept_with_it(tmp_path, monkeypatch):
+    """ex12's `history` trains the lesson's model; `full_training` reads the table of that same
+    run, kept in the process. Both are kept on disk: the next process trains nothing."""
+    from grader.judge import probe
+    from grader.judge.references import AnswerStore, Reference, load_module_from
+    from grader.judge.subjects import InProcessSubject
+    from tests.corpus import FILE
+
+    (tmp_path / "slow_ex12.py").write_text(SLOW_TRAINING, encoding="utf-8")
+    calls = [probe("ex12.history", str(FILE)), probe("ex12.full_training", str(FILE))]
+
+    def answers(module_name):
+        module = load_module_from(tmp_path, "slow_ex12", module_name)
+        reference = Reference("ex12", module, mistakes=[], store=AnswerStore(tmp_path / "answers", "fp"))
+        return [reference.observe(a_call).value for a_call in calls], reference.slow_calls
+
+    (history, table), slow = answers("slow_ex12_first")
+    assert history[0]["step"] == 0 and table["weight"].shape == (65, 65) and slow == calls[:1]
+    computed = []
+    real = InProcessSubject.observe
+    monkeypatch.setattr(InProcessSubject, "observe", lambda self, a_call: computed.append(a_call) or real(self, a_call))
+    (again, table_again), _ = answers("slow_ex12_second")
+    assert computed == [] and again == history and bool((table_again["weight"] == table["weight"]).all())
