@@ -35,7 +35,7 @@ from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
 from grader.cohort.names import display_name, student_key
 from grader.cohort.students import cohort_layout, find_students, is_nbgrader_dir, not_students
 from grader.model.course import load_course
-from tests.cohorts import batch, batch_here
+from tests.cohorts import batch_here
 from tests.kit import EX01, EX02, GRADE, KIT
 from tests.in_process import grade
 
@@ -325,7 +325,7 @@ def test_find_students_never_opens_a_special_file(course, tmp_path):
 
 def test_every_folder_one_row(course, tmp_path):
     made = _special_cohort(tmp_path / "cohort", tmp_path / "out")
-    run = batch(course, tmp_path / "cohort", tmp_path / "out", "-j", "2")
+    run = batch_here(course, tmp_path / "cohort", tmp_path / "out")
     assert run.returncode == 0, run.stderr[-3000:]
     assert f"{len(made)} " in run.stdout  # the summary counts every folder
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
@@ -364,7 +364,7 @@ def test_every_folder_one_row(course, tmp_path):
     assert [r[0] for r in rows].count("(max)") == 1 and [r[0] for r in rows].count("student") == 1
     assert not any(r[0].startswith(("=", "+", "-", "@")) for r in rows[2:])
 
-    again = batch(course, tmp_path / "cohort", tmp_path / "out")  # resumed: the same book, nothing regraded
+    again = batch_here(course, tmp_path / "cohort", tmp_path / "out")  # resumed: the same book, nothing regraded
     assert again.returncode == 0, again.stderr[-2000:]
     assert json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8")) == book
 
@@ -381,10 +381,10 @@ def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
         assert run.returncode == 2 and "Traceback" not in run.stderr, (out, run.stderr)
     assert sorted(p.name for p in (folder / "s").iterdir()) == [EX01]  # nothing written into it
     for _ in range(2):  # a new folder in DIR is not a student's: graded into, then resumed
-        run = batch(course, folder, folder / "_out")
+        run = batch_here(course, folder, folder / "_out")
         assert run.returncode == 0, run.stderr[-2000:]
         assert list(json.loads((folder / "_out" / "results.json").read_text(encoding="utf-8"))["students"]) == ["s"]
-    run = batch(course, folder, tmp_path / "another")  # that OUT in DIR is no student of a run elsewhere
+    run = batch_here(course, folder, tmp_path / "another")  # that OUT in DIR is no student of a run elsewhere
     assert run.returncode == 0 and "another grade batch's OUT" in run.stderr and "_out" in run.stderr, run.stderr
     assert list(json.loads((tmp_path / "another" / "results.json").read_text(encoding="utf-8"))["students"]) == ["s"]
     # a student who hands in OUT's two files (a cohort file naming DIR, a forged seal) and no
@@ -394,7 +394,7 @@ def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
                                               encoding="utf-8")
     (folder / "t" / ".grade-batch.lock").write_text("", encoding="utf-8")
     shutil.copytree(folder / "_out", folder / "u")
-    run = batch(course, folder, tmp_path / "third")
+    run = batch_here(course, folder, tmp_path / "third")
     assert run.returncode == 0 and "not a student, not graded: _out\n" in run.stderr, run.stderr  # _out alone
     rows = json.loads((tmp_path / "third" / "results.json").read_text(encoding="utf-8"))["students"]
     assert sorted(rows) == ["s", "t", "u"], sorted(rows)
@@ -417,7 +417,7 @@ def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert batch(course, folder, empty).returncode == 0  # an empty folder is a new gradebook's
+    assert batch_here(course, folder, empty).returncode == 0  # an empty folder is a new gradebook's
     (empty / "students").rename(empty / "elsewhere")  # a folder OUT writes into, not one it can write
     (empty / "students").symlink_to(empty / "elsewhere")
     run = batch_here(course, folder, empty)
@@ -468,13 +468,13 @@ def test_an_edited_state_file_does_not_reach_the_gradebook(course, tmp_path):
     folder = tmp_path / "cohort"
     (folder / "s").mkdir(parents=True)
     (folder / "s" / EX01).write_text((KIT / "exercises" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-    assert batch(course, folder, tmp_path / "out").returncode == 0
+    assert batch_here(course, folder, tmp_path / "out").returncode == 0
     state_file = next((tmp_path / "out" / "students").glob("*.json"))
     state = json.loads(state_file.read_text(encoding="utf-8"))
     state["result"]["score"] = 999
     state["result"]["exercises"][0]["score"] = 999
     state_file.write_text(json.dumps(state), encoding="utf-8")
-    assert batch(course, folder, tmp_path / "out").returncode == 0
+    assert batch_here(course, folder, tmp_path / "out").returncode == 0
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert book["students"]["s"]["score"] == 0
 
@@ -588,7 +588,7 @@ def test_names_a_batch_looks_for_cannot_stop_it(course, tmp_path):
     os.symlink("y" * 300, cohort / "submitted")
     os.chmod(cohort / "shut", 0)
     try:
-        run = batch(course, cohort, tmp_path / "out", "--only", "ex01")
+        run = batch_here(course, cohort, tmp_path / "out", "--only", "ex01")
     finally:
         os.chmod(cohort / "shut", 0o755)
     assert run.returncode in (0, 1) and "Traceback" not in run.stderr, run.stderr[-2000:]
@@ -730,7 +730,7 @@ def test_staged_files_removed_under_a_run_are_not_the_students_result(course, tm
     assert run.returncode == 3 and "no result was written" in stderr and "Traceback" not in stderr, stderr
     assert not (out / "grades.csv").exists() and not (out / "students" / f"{student_key('slow')}.json").exists()
     (folder / "slow" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")  # quick now: the rerun is not timed
-    again = batch(course, folder, out)
+    again = batch_here(course, folder, out)
     assert again.returncode == 0, again.stderr
     rows = list(csv.reader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8"))))
     slow = next(r for r in rows if r[0] == "slow")
@@ -747,7 +747,7 @@ def test_a_file_nested_too_deeply_to_scan_is_flagged_not_fatal(course, tmp_path)
     for name, source in (("honest", SOLUTION_EX01), ("sums", sums), ("signs", signs)):
         (folder / name).mkdir(parents=True)
         (folder / name / EX01).write_text(source, encoding="utf-8")
-    run = batch(course, folder, tmp_path / "out", "-j", "2")
+    run = batch_here(course, folder, tmp_path / "out")
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr[-2000:]
     students = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["students"]
     assert set(students) == {"honest", "sums", "signs"}
@@ -757,8 +757,7 @@ def test_a_file_nested_too_deeply_to_scan_is_flagged_not_fatal(course, tmp_path)
     for name in ("sums", "signs"):
         assert students[name]["review"]["flagged"], students[name]["review"]
         assert any("nested too deeply" in r for r in students[name]["review"]["reasons"]), name
-    single = subprocess.run([*GRADE, "--course", str(course), "ex01", "--submission", str(folder / "signs")],
-                            capture_output=True, text=True, timeout=300)
+    single = grade("--course", str(course), "ex01", "--submission", str(folder / "signs"))
     assert single.returncode in (0, 1) and "Traceback" not in single.stdout + single.stderr, single.stderr[-2000:]
 
 
@@ -776,13 +775,13 @@ def test_outs_inside_dir_resume_and_merge_never_writes_into_a_student(course, tm
     half = folder / "shard1"
     half.mkdir()
     (half / ".grade-batch.lock").write_text("", encoding="utf-8")  # killed between the lock and the cohort file
-    run = batch(course, folder, half, "--shard", "1/2")
+    run = batch_here(course, folder, half, "--shard", "1/2")
     assert run.returncode == 0 and sealed_out(half, folder), run.stderr[-2000:]
     moved = folder / "shard2"
-    assert batch(course, folder, tmp_path / "first2", "--shard", "2/2").returncode == 0
+    assert batch_here(course, folder, tmp_path / "first2", "--shard", "2/2").returncode == 0
     (tmp_path / "first2").rename(moved)  # moved into DIR: its seal was for where it was
     assert not sealed_out(moved, folder)
-    run = batch(course, folder, moved, "--shard", "2/2")
+    run = batch_here(course, folder, moved, "--shard", "2/2")
     assert run.returncode == 0 and sealed_out(moved, folder), run.stderr[-2000:]
     (folder / "cara").mkdir()  # a student who handed in nothing (yet): a folder of DIR
     merged = grade("merge", str(half), str(moved), "--out", str(folder / "cara"))
@@ -795,7 +794,7 @@ def test_outs_inside_dir_resume_and_merge_never_writes_into_a_student(course, tm
     (elsewhere / "cohort.json").write_text(json.dumps({"cohort": str(folder.resolve())}), encoding="utf-8")
     (elsewhere / ".grade-batch.lock").write_text("", encoding="utf-8")
     (folder / "dan").symlink_to(elsewhere)
-    run = batch(course, folder, tmp_path / "all")
+    run = batch_here(course, folder, tmp_path / "all")
     assert run.returncode == 0, run.stderr[-2000:]
     rows = json.loads((tmp_path / "all" / "results.json").read_text(encoding="utf-8"))["students"]
     assert sorted(rows) == ["ann", "bob", "dan"], sorted(rows)  # the shards' OUTs skipped, sealed
