@@ -23,7 +23,7 @@ from tests import corpus
 from tests.cohorts import batch_here, cohort
 from tests.kit import EX01, GRADE, KIT
 from tests.in_process import grade
-from tests.processes import busy_sandbox, busy_sandboxes, keep_killing
+from tests.processes import alongside, busy_sandbox, busy_sandboxes, keep_killing
 
 
 @pytest.fixture(scope="module")
@@ -82,13 +82,6 @@ def test_resume_after_kill9_is_identical(course, uninterrupted, tmp_path):
         assert (out / name).read_bytes() == (full / name).read_bytes()
 
 
-def _start_batch(course, folder, out) -> subprocess.Popen:
-    """The batch as a process of its own (its sandboxes are found under its pid), one judge."""
-    cmd = GRADE + ["--course", str(course), "--lang", "en", "batch", str(folder), "--out", str(out),
-                   "--no-progress", "-j", "1"]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-
-
 def _saved(out, at_least: int) -> None:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and len(list((out / "students").glob("*.json"))) < at_least:
@@ -101,15 +94,14 @@ def test_a_sandbox_killed_from_outside_costs_no_student_a_point(course, uninterr
     is the uninterrupted one."""
     folder, full, _ = uninterrupted
     out = tmp_path / "killed"
-    proc = _start_batch(course, folder, out)
-    try:
+
+    def kill_one() -> None:  # the batch runs in this process: its sandboxes are found under it
         _saved(out, 2)
-        os.kill(busy_sandbox(proc.pid), signal.SIGKILL)
-        _, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 0 and "Traceback" not in err, err
+        os.kill(busy_sandbox(os.getpid()), signal.SIGKILL)
+
+    with alongside(kill_one):
+        run = batch_here(course, folder, out, "--lang", "en")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
     for name in ("grades.csv", "results.json"):
         assert (out / name).read_bytes() == (full / name).read_bytes()
 
@@ -121,19 +113,17 @@ def test_sandboxes_that_cannot_be_kept_stop_the_batch_and_charge_no_one(course, 
 
     folder, full, _ = uninterrupted
     out = tmp_path / "killed"
-    proc = _start_batch(course, folder, out)
     stop = threading.Event()
-    try:
+
+    def kill_every_one() -> None:  # until the batch has ended (the rerun's sandboxes are left alone)
         _saved(out, 2)
-        busy_sandbox(proc.pid)
-        keep_killing(proc.pid, stop)
-        _, err = proc.communicate(timeout=300)
-    finally:
-        stop.set()
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 3, err
-    assert "could not be started again" in err and "Traceback" not in err, err
+        busy_sandbox(os.getpid())
+        keep_killing(os.getpid(), stop).join()
+
+    with alongside(kill_every_one, stop):
+        run = batch_here(course, folder, out, "--lang", "en")
+    assert run.returncode == 3, run.stderr
+    assert "could not be started again" in run.stderr and "Traceback" not in run.stderr, run.stderr
     assert not (out / "grades.csv").exists()
     saved = sorted((out / "students").glob("*.json"))
     assert 2 <= len(saved) < 6, "the kill came too late to test"
