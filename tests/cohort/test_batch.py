@@ -145,9 +145,11 @@ def test_changed_submission_is_regraded(course, tmp_path):
     assert book["students"]["s01"]["exercises"][0]["score"] == book["students"]["s00"]["exercises"][0]["score"] > 0
 
 
-def test_one_student_is_counted_in_the_singular(course, tmp_path):
-    folder = cohort(tmp_path / "cohort", 1)
-    run = batch_here(course, folder, tmp_path / "out", "--only", "ex01", "--lang", "en")
+def test_one_student_is_counted_in_the_singular(course, uninterrupted, tmp_path):
+    """A run of one student (shard 1 of 6, on a copy of the uninterrupted OUT: none graded again)."""
+    folder, full, _ = uninterrupted
+    shutil.copytree(full, tmp_path / "out")
+    run = batch_here(course, folder, tmp_path / "out", "--shard", "1/6", "--lang", "en")
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[-1].startswith("1 student (0 with a note), mean "), run.stdout
 
