@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -77,6 +78,18 @@ def keep_killing(pid: int, stop: threading.Event) -> threading.Thread:
     thread = threading.Thread(target=kill, daemon=True)
     thread.start()
     return thread
+
+
+def left_in_session(sid: int, patience: float = 5.0) -> list[str]:
+    """The processes of session `sid` still there once it has emptied or `patience` seconds have
+    passed: a killed process's children take a moment to go on a loaded machine (and hold what
+    they held till then, a batch's lock on OUT)."""
+    deadline = time.monotonic() + patience
+    while True:
+        left = subprocess.run(["pgrep", "-s", str(sid)], capture_output=True, text=True).stdout.split()
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
 
 
 @contextlib.contextmanager

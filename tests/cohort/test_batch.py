@@ -23,7 +23,7 @@ from tests import corpus
 from tests.cohorts import batch_here, cohort
 from tests.kit import EX01, GRADE, KIT
 from tests.in_process import grade
-from tests.processes import alongside, busy_sandbox, busy_sandboxes, keep_killing
+from tests.processes import alongside, busy_sandbox, busy_sandboxes, keep_killing, left_in_session
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +70,7 @@ def test_resume_after_kill9_is_identical(course, uninterrupted, tmp_path):
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    left_in_session(proc.pid, patience=60)  # its judges, which hold OUT's lock till they are gone
     done = {p.name: p.stat().st_mtime_ns for p in (out / "students").glob("*.json")}
     assert 2 <= len(done) < 6, "the kill came too late to test resuming"
     assert not (out / "grades.csv").exists()
@@ -260,12 +261,7 @@ def test_ctrl_c_stops_a_batch_at_once_and_the_next_run_finishes(course, tmp_path
     os.killpg(proc.pid, signal.SIGINT)
     proc.communicate(timeout=120)  # the students sleep ten minutes: only not waiting for them ends it sooner
     assert proc.returncode == 130, proc.returncode
-    deadline = time.monotonic() + 5  # a killed worker's teardown takes a moment on a loaded machine
-    while True:
-        left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+    left = left_in_session(proc.pid)
     assert not left, left  # nothing of its session: judges, zygote, workers
     again = batch_here(course, folder, tmp_path / "out", "--only", "ex01", "-j", "2")
     assert again.returncode == 0, again.stderr[-2000:]
