@@ -1,13 +1,18 @@
-"""Finding the processes a run started, and what it left: read from /proc (Linux).
+"""Finding the processes a run started, and what it left: read from /proc (Linux); what is done
+to them from beside a run in this process.
 
     >>> busy_sandbox(batch.pid)        # doctest: +SKIP  (a bwrap under the batch whose zygote has a worker)
     >>> named("atk1f2e3d4c5b")         # doctest: +SKIP  (the live processes of that name)
+    >>> with alongside(lambda: os.kill(busy_sandbox(os.getpid()), signal.SIGKILL)):  # doctest: +SKIP
+    ...     run = batch_here(course, folder, out)
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -73,6 +78,43 @@ def keep_killing(pid: int, stop: threading.Event) -> threading.Thread:
     thread = threading.Thread(target=kill, daemon=True)
     thread.start()
     return thread
+
+
+def left_in_session(sid: int, patience: float = 5.0) -> list[str]:
+    """The processes of session `sid` still there once it has emptied or `patience` seconds have
+    passed: a killed process's children take a moment to go on a loaded machine (and hold what
+    they held till then, a batch's lock on OUT)."""
+    deadline = time.monotonic() + patience
+    while True:
+        left = subprocess.run(["pgrep", "-s", str(sid)], capture_output=True, text=True).stdout.split()
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def alongside(work, stop: threading.Event | None = None):
+    """`work()` in a thread of its own while the block runs (a batch in this process, whose judges
+    and sandboxes are this process's descendants): once the block ends, `stop` is set and the
+    thread waited for, and what `work` raised is raised here."""
+    raised = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as err:  # noqa: BLE001 - raised in the test's own thread below
+            raised.append(err)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        if stop is not None:
+            stop.set()
+        thread.join(timeout=600)
+    if raised:
+        raise raised[0]
 
 
 def named(token: str) -> set[int]:

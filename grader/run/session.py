@@ -171,11 +171,16 @@ LEAN_PLUGINS = [arg for name in ("logging", "capture", "faulthandler", "junitxml
 
 
 def pytest_args(course: Course, exercise_ids: list[str]) -> list[str]:
+    """pytest's arguments for the checks of `exercise_ids`: nothing read from above the course's
+    units folder. Without `--confcutdir` (`-c /dev/null` puts it at /dev), every folder above
+    it is a collection step: its `conftest.py` (anyone's /tmp/conftest.py) ran in the grader's
+    own process, and each of its entries was listed and matched (all of /tmp for a course there)."""
     files = [str(course.unit(e) / "checks.py") for e in exercise_ids]
     return files + LEAN_PLUGINS + [
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:warnings",
         "--assert=plain", "--import-mode=importlib", "-c", os.devnull,
-        "--rootdir", str(course.units_dir), "-o", "addopts=", "-o", "python_functions=test_*",
+        "--rootdir", str(course.units_dir), "--confcutdir", str(course.units_dir),
+        "-o", "addopts=", "-o", "python_functions=test_*",
     ]
 
 

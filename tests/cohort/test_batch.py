@@ -20,29 +20,30 @@ import time
 import pytest
 
 from tests import corpus
-from tests.cohorts import batch, cohort
+from tests.cohorts import batch_here, cohort
 from tests.kit import EX01, GRADE, KIT
 from tests.in_process import grade
-from tests.processes import busy_sandbox, busy_sandboxes, keep_killing
+from tests.processes import alongside, busy_sandbox, busy_sandboxes, keep_killing, left_in_session
 
 
 @pytest.fixture(scope="module")
-def three(course, tmp_path_factory):
-    """Three students (honest, wrong, stub) graded with a JUnit and a Gradescope report each."""
-    tmp = tmp_path_factory.mktemp("three")
-    run = batch(course, cohort(tmp / "cohort", 3), tmp / "out", "-j", "2", "--format", "junit", "--format", "gradescope")
-    return run, tmp
+def uninterrupted(course, tmp_path_factory):
+    """Six students (honest, wrong, stub, twice; each import 0.4 s) graded without interruption,
+    with a JUnit and a Gradescope report each: the gradebook every run must give, and that run."""
+    tmp = tmp_path_factory.mktemp("uninterrupted")
+    folder = cohort(tmp / "cohort", 6, slow=0.4)
+    full = batch_here(course, folder, tmp / "full", "--lang", "en", "--format", "junit", "--format", "gradescope")
+    assert full.returncode == 0, full.stderr
+    return folder, tmp / "full", full
 
 
-def test_gradebook(course, three):
-    run, tmp_path = three
-    assert run.returncode == 0, run.stderr
+def test_gradebook(course, uninterrupted):
+    _, out, run = uninterrupted
     from grader.cohort.batch import time_bound
-    from grader.model.messages import default_lang
     from grader.model.course import load_course
 
-    assert time_bound(load_course(course), ["ex01", "ex02"], 3, 2, default_lang()) in run.stderr  # said before grading
-    rows = list(csv.reader((tmp_path / "out" / "grades.csv").open(encoding="utf-8")))
+    assert time_bound(load_course(course), ["ex01", "ex02"], 6, 1, "en") in run.stderr  # said before grading
+    rows = list(csv.reader((out / "grades.csv").open(encoding="utf-8")))
     assert rows[0] == ["student", "ex01", "ex02", "total", "max", "note", "review"]
     assert rows[1][0] == "(max)"
     col = {name: i for i, name in enumerate(rows[0])}
@@ -50,26 +51,16 @@ def test_gradebook(course, three):
     assert scores["s00"][col["total"]] == scores["s00"][col["max"]] == rows[1][col["total"]]  # honest: full marks
     assert scores["s00"][col["note"]] == ""
     assert scores["s01"][col["total"]] == "0" and scores["s02"][col["total"]] == "0"
-    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    book = json.loads((out / "results.json").read_text(encoding="utf-8"))
     entry = book["students"]["s00"]
     assert set(entry) >= {"score", "max_score", "exercises"}
     assert {"name", "passed", "score", "max_score", "message"} <= set(entry["exercises"][0]["checks"][0])
 
 
-@pytest.fixture(scope="module")
-def uninterrupted(course, tmp_path_factory):
-    """Six students (each import 0.4 s) graded without interruption: what every run must give."""
-    tmp = tmp_path_factory.mktemp("uninterrupted")
-    folder = cohort(tmp / "cohort", 6, slow=0.4)
-    full = batch(course, folder, tmp / "full", "-j", "2", "--lang", "en")
-    assert full.returncode == 0, full.stderr
-    return folder, tmp / "full"
-
-
 def test_resume_after_kill9_is_identical(course, uninterrupted, tmp_path):
-    """kill -9 of a whole batch (one judge) part way: the rerun (two judges) grades only the
-    students not yet saved, and its gradebook is, to the byte, the uninterrupted one's."""
-    folder, full = uninterrupted
+    """kill -9 of a whole batch part way: the rerun (two judges) grades only the students not
+    yet saved, and its gradebook is, to the byte, the uninterrupted one's (one judge each)."""
+    folder, full, _ = uninterrupted
     out = tmp_path / "killed"
     cmd = GRADE + ["--course", str(course), "--lang", "en", "batch", str(folder), "--out", str(out), "--no-progress",
                    "-j", "1"]
@@ -79,22 +70,17 @@ def test_resume_after_kill9_is_identical(course, uninterrupted, tmp_path):
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+    left_in_session(proc.pid, patience=60)  # its judges, which hold OUT's lock till they are gone
     done = {p.name: p.stat().st_mtime_ns for p in (out / "students").glob("*.json")}
     assert 2 <= len(done) < 6, "the kill came too late to test resuming"
     assert not (out / "grades.csv").exists()
 
-    rerun = batch(course, folder, out, "-j", "2", "--lang", "en")
+    rerun = batch_here(course, folder, out, "-j", "2", "--lang", "en")
     assert rerun.returncode == 0, rerun.stderr
     for name, mtime in done.items():  # finished students were not graded again
         assert (out / "students" / name).stat().st_mtime_ns == mtime
     for name in ("grades.csv", "results.json"):
         assert (out / name).read_bytes() == (full / name).read_bytes()
-
-
-def _start_batch(course, folder, out) -> subprocess.Popen:
-    cmd = GRADE + ["--course", str(course), "--lang", "en", "batch", str(folder), "--out", str(out),
-                   "--no-progress", "-j", "2"]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
 def _saved(out, at_least: int) -> None:
@@ -107,17 +93,16 @@ def test_a_sandbox_killed_from_outside_costs_no_student_a_point(course, uninterr
     """kill -9 of a judge slot's sandbox (bwrap, its zygote, the worker grading then): that
     worker's call is made again from a sandbox started anew, the batch goes on, and its gradebook
     is the uninterrupted one."""
-    folder, full = uninterrupted
+    folder, full, _ = uninterrupted
     out = tmp_path / "killed"
-    proc = _start_batch(course, folder, out)
-    try:
+
+    def kill_one() -> None:  # the batch runs in this process: its sandboxes are found under it
         _saved(out, 2)
-        os.kill(busy_sandbox(proc.pid), signal.SIGKILL)
-        _, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 0 and "Traceback" not in err, err
+        os.kill(busy_sandbox(os.getpid()), signal.SIGKILL)
+
+    with alongside(kill_one):
+        run = batch_here(course, folder, out, "--lang", "en")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
     for name in ("grades.csv", "results.json"):
         assert (out / name).read_bytes() == (full / name).read_bytes()
 
@@ -127,28 +112,26 @@ def test_sandboxes_that_cannot_be_kept_stop_the_batch_and_charge_no_one(course, 
     student it held is scored; a rerun gives the uninterrupted gradebook."""
     import threading
 
-    folder, full = uninterrupted
+    folder, full, _ = uninterrupted
     out = tmp_path / "killed"
-    proc = _start_batch(course, folder, out)
     stop = threading.Event()
-    try:
+
+    def kill_every_one() -> None:  # until the batch has ended (the rerun's sandboxes are left alone)
         _saved(out, 2)
-        busy_sandbox(proc.pid)
-        keep_killing(proc.pid, stop)
-        _, err = proc.communicate(timeout=300)
-    finally:
-        stop.set()
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 3, err
-    assert "could not be started again" in err and "Traceback" not in err, err
+        busy_sandbox(os.getpid())
+        keep_killing(os.getpid(), stop).join()
+
+    with alongside(kill_every_one, stop):
+        run = batch_here(course, folder, out, "--lang", "en")
+    assert run.returncode == 3, run.stderr
+    assert "could not be started again" in run.stderr and "Traceback" not in run.stderr, run.stderr
     assert not (out / "grades.csv").exists()
     saved = sorted((out / "students").glob("*.json"))
     assert 2 <= len(saved) < 6, "the kill came too late to test"
     for state in saved:  # each student saved was graded before the kill, as in the full run
         assert state.read_bytes() == (full / "students" / state.name).read_bytes()
 
-    rerun = batch(course, folder, out, "-j", "2", "--lang", "en")
+    rerun = batch_here(course, folder, out, "--lang", "en")
     assert rerun.returncode == 0, rerun.stderr
     for name in ("grades.csv", "results.json"):
         assert (out / name).read_bytes() == (full / name).read_bytes()
@@ -156,24 +139,26 @@ def test_sandboxes_that_cannot_be_kept_stop_the_batch_and_charge_no_one(course, 
 
 def test_changed_submission_is_regraded(course, tmp_path):
     folder = cohort(tmp_path / "cohort", 2)
-    assert batch(course, folder, tmp_path / "out", "--only", "ex01", "-j", "1").returncode == 0
+    assert batch_here(course, folder, tmp_path / "out", "--only", "ex01").returncode == 0
     (folder / "s01" / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-    assert batch(course, folder, tmp_path / "out", "--only", "ex01", "-j", "1").returncode == 0
+    assert batch_here(course, folder, tmp_path / "out", "--only", "ex01").returncode == 0
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert book["students"]["s01"]["exercises"][0]["score"] == book["students"]["s00"]["exercises"][0]["score"] > 0
 
 
-def test_one_student_is_counted_in_the_singular(course, tmp_path):
-    folder = cohort(tmp_path / "cohort", 1)
-    run = batch(course, folder, tmp_path / "out", "--only", "ex01", "--lang", "en")
+def test_one_student_is_counted_in_the_singular(course, uninterrupted, tmp_path):
+    """A run of one student (shard 1 of 6, on a copy of the uninterrupted OUT: none graded again)."""
+    folder, full, _ = uninterrupted
+    shutil.copytree(full, tmp_path / "out")
+    run = batch_here(course, folder, tmp_path / "out", "--shard", "1/6", "--lang", "en")
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[-1].startswith("1 student (0 with a note), mean "), run.stdout
 
 
 def test_shards_merge_into_the_full_gradebook(course, uninterrupted, tmp_path):
-    folder, full = uninterrupted
+    folder, full, _ = uninterrupted
     for i in (1, 2):
-        run = batch(course, folder, tmp_path / f"shard{i}", "--shard", f"{i}/2", "--lang", "en", "-j", "1")
+        run = batch_here(course, folder, tmp_path / f"shard{i}", "--shard", f"{i}/2", "--lang", "en")
         assert run.returncode == 0, run.stderr
     a = json.loads((tmp_path / "shard1" / "results.json").read_text(encoding="utf-8"))
     b = json.loads((tmp_path / "shard2" / "results.json").read_text(encoding="utf-8"))
@@ -231,7 +216,7 @@ def test_nbgrader_submissions(course, tmp_path):
              {"grade_id": "ex01_tests", "solution": False, "grade": True, "points": 1, "locked": True}),
         ])
         (folder / "ch05.ipynb").write_text(json.dumps(nb), encoding="utf-8")
-    run = batch(course, tmp_path / "submitted", tmp_path / "out", "--only", "ex01")
+    run = batch_here(course, tmp_path / "submitted", tmp_path / "out", "--only", "ex01")
     assert run.returncode == 0, run.stderr
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert book["students"]["ann"]["score"] == book["students"]["ann"]["max_score"] > 0
@@ -242,13 +227,12 @@ def test_nbgrader_submissions(course, tmp_path):
     assert "# %matplotlib inline" in extracted and "assert shift_pairs" not in extracted
 
 
-def test_per_student_reports(three):
-    run, tmp_path = three
-    assert run.returncode == 0, run.stderr
+def test_per_student_reports(uninterrupted):
+    _, out, _ = uninterrupted
     from grader.cohort.names import student_key
 
-    assert (tmp_path / "out" / "reports" / f"{student_key('s00')}.xml").is_file()
-    data = json.loads((tmp_path / "out" / "reports" / f"{student_key('s00')}.gradescope.json").read_text(encoding="utf-8"))
+    assert (out / "reports" / f"{student_key('s00')}.xml").is_file()
+    data = json.loads((out / "reports" / f"{student_key('s00')}.gradescope.json").read_text(encoding="utf-8"))
     assert data["score"] == data["max_score"] > 0
 
 
@@ -277,14 +261,9 @@ def test_ctrl_c_stops_a_batch_at_once_and_the_next_run_finishes(course, tmp_path
     os.killpg(proc.pid, signal.SIGINT)
     proc.communicate(timeout=120)  # the students sleep ten minutes: only not waiting for them ends it sooner
     assert proc.returncode == 130, proc.returncode
-    deadline = time.monotonic() + 5  # a killed worker's teardown takes a moment on a loaded machine
-    while True:
-        left = subprocess.run(["pgrep", "-s", str(proc.pid)], capture_output=True, text=True).stdout.split()
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
+    left = left_in_session(proc.pid)
     assert not left, left  # nothing of its session: judges, zygote, workers
-    again = batch(course, folder, tmp_path / "out", "--only", "ex01", "-j", "2")
+    again = batch_here(course, folder, tmp_path / "out", "--only", "ex01", "-j", "2")
     assert again.returncode == 0, again.stderr[-2000:]
     rows = {r[0]: r for r in csv.reader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     assert sorted(rows) == ["(max)", *[f"s{i}" for i in range(4)], "student"] and \
@@ -301,9 +280,8 @@ def test_a_link_beside_the_students_to_the_data_hides_nothing_they_need(tmp_path
     data = tmp_path / "data"  # the instructor's data folder, outside the kit (a link into the kit is refused)
     shutil.copytree(corpus.FOLDER / "tinyshakespeare", data / "tinyshakespeare")
     os.symlink(data, folder / "data")
-    run = subprocess.run(GRADE + ["batch", str(folder), "--out", str(tmp_path / "out"), "--only", "ex07",
-                                  "--no-progress", "-j", "1"], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "GPT_COURSE_DATA": str(data)})
+    run = grade("batch", str(folder), "--out", str(tmp_path / "out"), "--only", "ex07", "--no-progress", "-j", "1",
+                env={"GPT_COURSE_DATA": str(data)})
     assert run.returncode == 0, run.stderr
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     assert rows["ok"]["total"] == rows["(max)"]["total"], rows

@@ -35,9 +35,10 @@ from grader.cohort.gradebook import MAX_ROW, grades_csv, recompute, safe_cell
 from grader.cohort.names import display_name, student_key
 from grader.cohort.students import cohort_layout, find_students, is_nbgrader_dir, not_students
 from grader.model.course import load_course
-from tests.cohorts import batch, batch_here
-from tests.kit import EX01, EX02, GRADE, KIT
+from tests.cohorts import batch_here
 from tests.in_process import grade
+from tests.kit import EX01, EX02, GRADE, KIT
+from tests.processes import alongside
 
 ROOT = os.geteuid() == 0
 SOLUTION_EX01 = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
@@ -287,10 +288,20 @@ def _special_cohort(root: Path, out: Path) -> dict[str, str]:
     return made
 
 
-def test_find_students_never_opens_a_special_file(course, tmp_path):
-    made = _special_cohort(tmp_path / "cohort", tmp_path / "out")
+@pytest.fixture(scope="module")
+def special(tmp_path_factory):
+    """`_special_cohort` made once (its 9,000 files are costly to write) for the tests that read
+    it, neither changing it: its folder, the OUT one of its folders links to (graded into by
+    test_every_folder_one_row), and what each folder holds."""
+    tmp = tmp_path_factory.mktemp("special")
+    made = _special_cohort(tmp / "cohort", tmp / "out")
+    return tmp / "cohort", tmp / "out", made
+
+
+def test_find_students_never_opens_a_special_file(course, special, tmp_path):
+    cohort, out, made = special
     started = time.monotonic()
-    found = find_students(tmp_path / "cohort", load_course(course), tmp_path / "staged", skip=(tmp_path / "out",))
+    found = find_students(cohort, load_course(course), tmp_path / "staged", skip=(out,))
     assert time.monotonic() - started < 10  # a FIFO opened for reading would block forever
     assert sorted(s.name for s in found) == sorted(display_name(n) for n in made)
     assert len(found) == len(made)  # one text per name: the GBK folder and the one named "\\xd5\\xc5" apart
@@ -323,12 +334,12 @@ def test_find_students_never_opens_a_special_file(course, tmp_path):
     assert [p["reason"] for p in by_name["to out"].problems] == ["kit_link"] and not by_name["to out"].present
 
 
-def test_every_folder_one_row(course, tmp_path):
-    made = _special_cohort(tmp_path / "cohort", tmp_path / "out")
-    run = batch(course, tmp_path / "cohort", tmp_path / "out", "-j", "2")
+def test_every_folder_one_row(course, special):
+    cohort, out, made = special
+    run = batch_here(course, cohort, out)
     assert run.returncode == 0, run.stderr[-3000:]
     assert f"{len(made)} " in run.stdout  # the summary counts every folder
-    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
+    book = json.loads((out / "results.json").read_text(encoding="utf-8"))
     shown = {display_name(n): kind for n, kind in made.items()}
     assert set(book["students"]) == set(shown)
     full = max(s["max_score"] for s in book["students"].values())
@@ -352,21 +363,21 @@ def test_every_folder_one_row(course, tmp_path):
         else:
             assert entry["score"] == 0 and entry["note"], name
     assert book["students"]["many links"]["note"].endswith("另有 5 项")  # ten named, then a count
-    with (tmp_path / "out" / "grades.csv").open(encoding="utf-8", newline="") as handle:
+    with (out / "grades.csv").open(encoding="utf-8", newline="") as handle:
         rows = list(csv.reader(handle))
     assert len(rows) == 2 + len(made)  # a "\r" in a name or a note does not end its row
     assert sorted(r[0] for r in rows[2:]) == sorted(safe_cell(n) for n in shown)
     note = rows[0].index("note")
     assert {r[0] for r in rows[2:] if "提交被拒绝" in r[note]} == \
         {n for n, kind in shown.items() if kind in ("refused", "out link")}
-    page = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    page = (out / "report.html").read_text(encoding="utf-8")
     assert 'id="refused"' in page and "crowded" in page and "exercises: 是符号链接，未读取" in page
     assert [r[0] for r in rows].count("(max)") == 1 and [r[0] for r in rows].count("student") == 1
     assert not any(r[0].startswith(("=", "+", "-", "@")) for r in rows[2:])
 
-    again = batch(course, tmp_path / "cohort", tmp_path / "out")  # resumed: the same book, nothing regraded
+    again = batch_here(course, cohort, out)  # resumed: the same book, nothing regraded
     assert again.returncode == 0, again.stderr[-2000:]
-    assert json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8")) == book
+    assert json.loads((out / "results.json").read_text(encoding="utf-8")) == book
 
 
 def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
@@ -381,12 +392,9 @@ def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
         assert run.returncode == 2 and "Traceback" not in run.stderr, (out, run.stderr)
     assert sorted(p.name for p in (folder / "s").iterdir()) == [EX01]  # nothing written into it
     for _ in range(2):  # a new folder in DIR is not a student's: graded into, then resumed
-        run = batch(course, folder, folder / "_out")
+        run = batch_here(course, folder, folder / "_out")
         assert run.returncode == 0, run.stderr[-2000:]
         assert list(json.loads((folder / "_out" / "results.json").read_text(encoding="utf-8"))["students"]) == ["s"]
-    run = batch(course, folder, tmp_path / "another")  # that OUT in DIR is no student of a run elsewhere
-    assert run.returncode == 0 and "another grade batch's OUT" in run.stderr and "_out" in run.stderr, run.stderr
-    assert list(json.loads((tmp_path / "another" / "results.json").read_text(encoding="utf-8"))["students"]) == ["s"]
     # a student who hands in OUT's two files (a cohort file naming DIR, a forged seal) and no
     # exercise, and a copy of the real OUT (its seal is for where it was): folders, each a row
     (folder / "t").mkdir()
@@ -394,9 +402,13 @@ def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
                                               encoding="utf-8")
     (folder / "t" / ".grade-batch.lock").write_text("", encoding="utf-8")
     shutil.copytree(folder / "_out", folder / "u")
-    run = batch(course, folder, tmp_path / "third")
-    assert run.returncode == 0 and "not a student, not graded: _out\n" in run.stderr, run.stderr  # _out alone
-    rows = json.loads((tmp_path / "third" / "results.json").read_text(encoding="utf-8"))["students"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    run = batch_here(course, folder, empty)  # an empty folder is a new gradebook's
+    # that OUT in DIR is no student of a run elsewhere, and it alone is passed over
+    assert run.returncode == 0 and "another grade batch's OUT" in run.stderr and "_out" in run.stderr, run.stderr
+    assert "not a student, not graded: _out\n" in run.stderr, run.stderr
+    rows = json.loads((empty / "results.json").read_text(encoding="utf-8"))["students"]
     assert sorted(rows) == ["s", "t", "u"], sorted(rows)
     assert rows["t"]["score"] == 0 and "没有练习文件" in rows["t"]["note"], rows["t"]
     shutil.rmtree(folder / "t")
@@ -415,9 +427,6 @@ def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     run = batch_here(course, folder, "")
     assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    assert batch(course, folder, empty).returncode == 0  # an empty folder is a new gradebook's
     (empty / "students").rename(empty / "elsewhere")  # a folder OUT writes into, not one it can write
     (empty / "students").symlink_to(empty / "elsewhere")
     run = batch_here(course, folder, empty)
@@ -442,19 +451,23 @@ def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
 
 def test_a_second_batch_on_the_same_out_is_refused(course, tmp_path):
     folder = tmp_path / "cohort"
-    for i in range(3):
-        (folder / f"s{i}").mkdir(parents=True)
-        (folder / f"s{i}" / EX01).write_text("import time\ntime.sleep(1)\n" + SOLUTION_EX01, encoding="utf-8")
+    (folder / "s").mkdir(parents=True)  # graded for three seconds at least: the second batch comes meanwhile
+    (folder / "s" / EX01).write_text("import time\ntime.sleep(3)\n" + SOLUTION_EX01, encoding="utf-8")
 
-    first = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(tmp_path / "out"),
-                                      "--no-progress", "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-    deadline = time.monotonic() + 60
-    while not (tmp_path / "out" / ".grade-batch.lock").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    second = batch_here(course, folder, tmp_path / "out")
-    _, err = first.communicate(timeout=300)
-    assert first.returncode == 0, err[-2000:]
+    tried = []
+
+    def second_batch() -> None:  # a process of its own, while the first (in this process) holds OUT
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "out" / ".grade-batch.lock").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tried.append(subprocess.run(GRADE + ["--course", str(course), "batch", str(folder), "--out",
+                                             str(tmp_path / "out"), "--no-progress", "-j", "1"],
+                                    capture_output=True, text=True, timeout=300))
+
+    with alongside(second_batch):
+        first = batch_here(course, folder, tmp_path / "out")
+    assert first.returncode == 0, first.stderr[-2000:]
+    (second,) = tried
     assert second.returncode == 2 and "in use" in second.stderr and "Traceback" not in second.stderr
 
     other = tmp_path / "other"
@@ -468,13 +481,13 @@ def test_an_edited_state_file_does_not_reach_the_gradebook(course, tmp_path):
     folder = tmp_path / "cohort"
     (folder / "s").mkdir(parents=True)
     (folder / "s" / EX01).write_text((KIT / "exercises" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-    assert batch(course, folder, tmp_path / "out").returncode == 0
+    assert batch_here(course, folder, tmp_path / "out").returncode == 0
     state_file = next((tmp_path / "out" / "students").glob("*.json"))
     state = json.loads(state_file.read_text(encoding="utf-8"))
     state["result"]["score"] = 999
     state["result"]["exercises"][0]["score"] = 999
     state_file.write_text(json.dumps(state), encoding="utf-8")
-    assert batch(course, folder, tmp_path / "out").returncode == 0
+    assert batch_here(course, folder, tmp_path / "out").returncode == 0
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
     assert book["students"]["s"]["score"] == 0
 
@@ -588,7 +601,7 @@ def test_names_a_batch_looks_for_cannot_stop_it(course, tmp_path):
     os.symlink("y" * 300, cohort / "submitted")
     os.chmod(cohort / "shut", 0)
     try:
-        run = batch(course, cohort, tmp_path / "out", "--only", "ex01")
+        run = batch_here(course, cohort, tmp_path / "out", "--only", "ex01")
     finally:
         os.chmod(cohort / "shut", 0o755)
     assert run.returncode in (0, 1) and "Traceback" not in run.stderr, run.stderr[-2000:]
@@ -711,26 +724,24 @@ def test_staged_files_removed_under_a_run_are_not_the_students_result(course, tm
     """OUT/staged is the batch's own copy (no worker reaches it). Removed while the student is
     graded, the student is not saved as 'missing': the gradebook is refused with a message,
     and the same command again grades them in full."""
-    import shutil
-
-
     folder, out = tmp_path / "cohort", tmp_path / "out"
     (folder / "slow").mkdir(parents=True)
     (folder / "slow" / EX01).write_text("import time\ntime.sleep(5)\n" + SOLUTION_EX01, encoding="utf-8")
-    run = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
-                                    "--no-progress", "-j", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True)
     staged = out / "staged" / student_key("slow")
-    deadline = time.monotonic() + 120
-    while not (staged / EX01).is_file() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)  # the student is being graded from here for 3 s at least (the import sleeps past the limit)
-    shutil.rmtree(staged)
-    stdout, stderr = run.communicate(timeout=300)
-    assert run.returncode == 3 and "no result was written" in stderr and "Traceback" not in stderr, stderr
+
+    def remove_staged() -> None:  # beside the batch, which runs in this process
+        deadline = time.monotonic() + 120
+        while not (staged / EX01).is_file() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)  # the student is being graded from here for 3 s at least (the import sleeps past the limit)
+        shutil.rmtree(staged)
+
+    with alongside(remove_staged):
+        run = batch_here(course, folder, out)
+    assert run.returncode == 3 and "no result was written" in run.stderr and "Traceback" not in run.stderr, run.stderr
     assert not (out / "grades.csv").exists() and not (out / "students" / f"{student_key('slow')}.json").exists()
     (folder / "slow" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")  # quick now: the rerun is not timed
-    again = batch(course, folder, out)
+    again = batch_here(course, folder, out)
     assert again.returncode == 0, again.stderr
     rows = list(csv.reader(io.StringIO((out / "grades.csv").read_text(encoding="utf-8"))))
     slow = next(r for r in rows if r[0] == "slow")
@@ -747,7 +758,7 @@ def test_a_file_nested_too_deeply_to_scan_is_flagged_not_fatal(course, tmp_path)
     for name, source in (("honest", SOLUTION_EX01), ("sums", sums), ("signs", signs)):
         (folder / name).mkdir(parents=True)
         (folder / name / EX01).write_text(source, encoding="utf-8")
-    run = batch(course, folder, tmp_path / "out", "-j", "2")
+    run = batch_here(course, folder, tmp_path / "out")
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr[-2000:]
     students = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["students"]
     assert set(students) == {"honest", "sums", "signs"}
@@ -757,8 +768,7 @@ def test_a_file_nested_too_deeply_to_scan_is_flagged_not_fatal(course, tmp_path)
     for name in ("sums", "signs"):
         assert students[name]["review"]["flagged"], students[name]["review"]
         assert any("nested too deeply" in r for r in students[name]["review"]["reasons"]), name
-    single = subprocess.run([*GRADE, "--course", str(course), "ex01", "--submission", str(folder / "signs")],
-                            capture_output=True, text=True, timeout=300)
+    single = grade("--course", str(course), "ex01", "--submission", str(folder / "signs"))
     assert single.returncode in (0, 1) and "Traceback" not in single.stdout + single.stderr, single.stderr[-2000:]
 
 
@@ -776,13 +786,13 @@ def test_outs_inside_dir_resume_and_merge_never_writes_into_a_student(course, tm
     half = folder / "shard1"
     half.mkdir()
     (half / ".grade-batch.lock").write_text("", encoding="utf-8")  # killed between the lock and the cohort file
-    run = batch(course, folder, half, "--shard", "1/2")
+    run = batch_here(course, folder, half, "--shard", "1/2")
     assert run.returncode == 0 and sealed_out(half, folder), run.stderr[-2000:]
     moved = folder / "shard2"
-    assert batch(course, folder, tmp_path / "first2", "--shard", "2/2").returncode == 0
+    assert batch_here(course, folder, tmp_path / "first2", "--shard", "2/2").returncode == 0
     (tmp_path / "first2").rename(moved)  # moved into DIR: its seal was for where it was
     assert not sealed_out(moved, folder)
-    run = batch(course, folder, moved, "--shard", "2/2")
+    run = batch_here(course, folder, moved, "--shard", "2/2")
     assert run.returncode == 0 and sealed_out(moved, folder), run.stderr[-2000:]
     (folder / "cara").mkdir()  # a student who handed in nothing (yet): a folder of DIR
     merged = grade("merge", str(half), str(moved), "--out", str(folder / "cara"))
@@ -795,7 +805,7 @@ def test_outs_inside_dir_resume_and_merge_never_writes_into_a_student(course, tm
     (elsewhere / "cohort.json").write_text(json.dumps({"cohort": str(folder.resolve())}), encoding="utf-8")
     (elsewhere / ".grade-batch.lock").write_text("", encoding="utf-8")
     (folder / "dan").symlink_to(elsewhere)
-    run = batch(course, folder, tmp_path / "all")
+    run = batch_here(course, folder, tmp_path / "all")
     assert run.returncode == 0, run.stderr[-2000:]
     rows = json.loads((tmp_path / "all" / "results.json").read_text(encoding="utf-8"))["students"]
     assert sorted(rows) == ["ann", "bob", "dan"], sorted(rows)  # the shards' OUTs skipped, sealed

@@ -294,3 +294,15 @@ def test_a_grade_init_folder_given_as_submission_is_graded_from_its_exercises(ro
     shutil.copy(root / "solutions" / "ex01_windows.py", tmp_path / "alice" / "exercises")
     run = grade("ex01", "--submission", str(tmp_path / "alice"))
     assert run.returncode == 0 and " 10/10" in run.stdout.splitlines()[0], run.stdout[-2000:]
+
+
+def test_a_conftest_above_the_course_is_never_run(tmp_path):
+    """A conftest.py in a folder above the course's checks (anyone may write /tmp/conftest.py)
+    is not run in the grader's own process: once every folder above them was a collection step
+    of the grader's pytest session, its conftest.py imported there."""
+    course = make_course(tmp_path)
+    ran = tmp_path / "ran"
+    (tmp_path / "conftest.py").write_text(f"open({str(ran)!r}, 'w').close()\n", encoding="utf-8")
+    run = grade("--course", str(course), "--lang", "en", "ex01", "--reference")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert not ran.exists()
