@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import tomllib
 
 import pytest
 
 from grader.model.course import CourseError, load_course, parse_course
 from grader.run.budgets import worst_case_seconds
-from tests.kit import EX01, GRADE, KIT, make_course
+from tests.in_process import grade
+from tests.kit import EX01, KIT, make_course
 
 SOLUTION = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
 NOT_AGAIN = ("not waited for again", "不再等待", "not run again", "没有再运行")  # the budget's words, the report's
@@ -35,8 +35,8 @@ def _course(tmp, *, timeout: int, budget: int, submission_budget: int = 600):
 
 
 def _grade(course, folder):
-    run = subprocess.run(GRADE + ["--course", str(course), "all", "--submission", str(folder), "--format", "json"],
-                         capture_output=True, text=True, timeout=600, check=False)
+    # in this process: the limits are the sandbox's workers' (real processes either way)
+    run = grade("--course", str(course), "all", "--submission", str(folder), "--format", "json")
     assert run.stdout.strip(), run.stderr[-2000:]
     return json.loads(run.stdout)
 

@@ -3,7 +3,7 @@
 Several `grade` runs at once on one machine keep their own sandboxes (bubblewrap: each judge
 slot's workers in a PID namespace of their own, whatever uid they run as) and their own
 processes: each run's sweep reaches only its own sandbox, every score comes out right. kill -9
-of a run leaves none of its processes behind (the judges and the sandboxes die with it). As
+of one of them leaves none of its processes behind (the judges and the sandboxes die with it). As
 an ordinary user (the sandboxes in user namespaces of their own) the same holds: runs at once
 keep every score, and kill -9 of one leaves none of its processes.
 """
@@ -32,34 +32,61 @@ def course(tmp_path_factory):
     return make_course(tmp_path_factory.mktemp("course"), timeout=30)
 
 
-def test_runs_at_once_keep_every_score(course, tmp_path):
+def _every_score_right(out: Path, n: int, run) -> None:
+    """OUT's gradebook holds n students, every third honest with full marks, the others 0."""
+    book = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert len(book["students"]) == n
+    full = sum(e["max_score"] for e in book["exercises"])
+    for name, entry in book["students"].items():
+        expected = full if int(name[1:]) % 3 == 0 else 0  # every third honest, the others wrong or stubs
+        crashes = [c["message"] for e in entry["exercises"] for c in e["checks"] if c["kind"] == "crash"]
+        assert entry["score"] == expected, (run, name, crashes)
+
+
+def test_runs_at_once_keep_every_score_and_kill9_of_one_leaves_no_process(course, tmp_path):
     """Three batches and a `grade all` at once; the runs end at different times, so one run's
-    clean-up happens while the others' workers are busy."""
+    clean-up happens while the others' workers are busy. The third batch (two judges, in a
+    session of its own) is killed with -9 once it has graded a student: none of its processes
+    stays (the judges and the sandboxes die with it, not only the batch), the others keep
+    every score, and the same command again (OUT's lock died with the batch) completes its
+    gradebook, every score right."""
     runs = []
-    for i, n in enumerate((2, 3, 4)):  # each with an honest student; each run ends at its own time
+    for i, (n, jobs) in enumerate(((2, "1"), (3, "2"))):  # each with an honest student; each ends at its own time
         folder = cohort(tmp_path / f"cohort{i}", n, slow=0.3)
         cmd = GRADE + ["--course", str(course), "batch", str(folder), "--out", str(tmp_path / f"out{i}"),
-                       "--no-progress", "-j", "2"]
+                       "--no-progress", "-j", jobs]
         runs.append((subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True), n, i))
+    folder = cohort(tmp_path / "cohort2", 4, slow=1.0)
+    out = tmp_path / "out2"
+    killed = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
+                                       "--no-progress", "-j", "2"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
     single = tmp_path / "single"
     single.mkdir()
     for name in (EX01, EX02):
         (single / name).write_text((KIT / "solutions" / name).read_text(encoding="utf-8"), encoding="utf-8")
     alone = subprocess.Popen(GRADE + ["--course", str(course), "all", "--submission", str(single), "--format", "json"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list((out / "students").glob("*.json")):
+        time.sleep(0.05)
+    assert len(_session_processes(killed.pid)) >= 4  # the batch, its zygote, two judges (and workers)
+    os.kill(killed.pid, signal.SIGKILL)  # the batch alone, not its process group
+    killed.wait()
+    deadline = time.monotonic() + 15
+    while _session_processes(killed.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _session_processes(killed.pid)
     for proc, n, i in runs:
-        out, err = proc.communicate(timeout=600)
+        _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err[-3000:]
-        book = json.loads((tmp_path / f"out{i}" / "results.json").read_text(encoding="utf-8"))
-        assert len(book["students"]) == n
-        full = sum(e["max_score"] for e in book["exercises"])
-        for name, entry in book["students"].items():
-            expected = full if int(name[1:]) % 3 == 0 else 0  # every third honest, the others wrong or stubs
-            crashes = [c["message"] for e in entry["exercises"] for c in e["checks"] if c["kind"] == "crash"]
-            assert entry["score"] == expected, (i, name, crashes)
-    out, err = alone.communicate(timeout=600)
-    report = json.loads(out)
+        _every_score_right(tmp_path / f"out{i}", n, i)
+    report, err = alone.communicate(timeout=600)
+    report = json.loads(report)
     assert report["score"] == report["max_score"] > 0, err[-2000:]
+    rerun = batch_here(course, folder, out)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]  # the lock of OUT died with the batch
+    _every_score_right(out, 4, "rerun")
 
 
 def _live_processes():
@@ -83,27 +110,6 @@ def _session_processes(sid: int) -> set[int]:
 
 def _processes_of(uid: int) -> set[int]:
     return {pid for pid, _, owner in _live_processes() if owner == uid}
-
-
-def test_kill9_of_a_batch_leaves_no_process(course, tmp_path):
-    folder = cohort(tmp_path / "cohort", 4, slow=1.0)
-    out = tmp_path / "out"
-    proc = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(folder), "--out", str(out),
-                                     "--no-progress", "-j", "2"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not list((out / "students").glob("*.json")):
-        time.sleep(0.05)
-    assert len(_session_processes(proc.pid)) >= 4  # the batch, its zygote, two judges (and workers)
-    os.kill(proc.pid, signal.SIGKILL)  # the batch alone, not its process group
-    proc.wait()
-    deadline = time.monotonic() + 15
-    while _session_processes(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _session_processes(proc.pid)
-    rerun = batch_here(course, folder, out, "-j", "2")
-    assert rerun.returncode == 0, rerun.stderr[-2000:]  # the lock of OUT died with the batch
-    assert len(json.loads((out / "results.json").read_text(encoding="utf-8"))["students"]) == 4
 
 
 @needs_root
@@ -135,8 +141,8 @@ def test_as_an_ordinary_user_runs_at_once_keep_every_score_and_kill9_leaves_noth
         assert not _processes_of(61998)
         killed = start("batch", str(folders[2]), "--out", str(outs[2]), "--no-progress", "-j", "2", who=killer,
                        output=subprocess.DEVNULL)  # what it leaves behind would hold a pipe open
-        runs = [(start("batch", str(folders[i]), "--out", str(outs[i]), "--no-progress", "-j", "2"), n, i)
-                for i, n in ((0, 2), (1, 3))]
+        runs = [(start("batch", str(folders[i]), "--out", str(outs[i]), "--no-progress", "-j", jobs), n, i)
+                for i, n, jobs in ((0, 2, "1"), (1, 3, "2"))]
         alone = start("all", "--submission", str(folders[0] / "s00"), "--format", "json")
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and len(_processes_of(61998)) < 6:
@@ -154,11 +160,7 @@ def test_as_an_ordinary_user_runs_at_once_keep_every_score_and_kill9_leaves_noth
         for proc, n, i in runs:
             out, err = proc.communicate(timeout=600)
             assert proc.returncode == 0, err[-3000:]
-            book = json.loads((outs[i] / "results.json").read_text(encoding="utf-8"))
-            assert len(book["students"]) == n
-            full = sum(e["max_score"] for e in book["exercises"])
-            for name, entry in book["students"].items():
-                assert entry["score"] == (full if int(name[1:]) % 3 == 0 else 0), (i, name)
+            _every_score_right(outs[i], n, i)
         out, err = alone.communicate(timeout=600)
         report = json.loads(out)
         assert report["score"] == report["max_score"] > 0, err[-2000:]

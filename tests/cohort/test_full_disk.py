@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from tests.cohorts import batch, batch_here, cohort
+from tests.cohorts import batch, cohort
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounts a tmpfs (root)")
 
@@ -37,9 +37,9 @@ def test_a_full_disk_is_refused_then_the_same_book_once_there_is_room(course, tm
     assert not (out / "grades.csv").exists() and not (out / "results.json").exists()
 
     subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
-    again = batch_here(course, folder, out)
+    again = batch(course, folder, out)
     assert again.returncode == 0, again.stderr[-2000:]
-    single = batch_here(course, folder, tmp_path / "single")
+    single = batch(course, folder, tmp_path / "single")
     assert single.returncode == 0, single.stderr[-2000:]
     assert (out / "grades.csv").read_text(encoding="utf-8") == (tmp_path / "single" / "grades.csv").read_text(
         encoding="utf-8")
@@ -50,14 +50,15 @@ def test_a_single_runs_result_on_a_full_disk_leaves_the_earlier_one_whole(tmp_pa
     size: invalid JSON whose first line said full marks)."""
     import json
 
-    from tests.kit import GRADE, KIT
+    from tests.in_process import grade
+    from tests.kit import KIT
 
     earlier = small_disk / "result.json"
     earlier.write_text('{"earlier": 1}\n', encoding="utf-8")
     filler = small_disk / "filler"
     filler.write_bytes(b"x" * (64 * 1024 - 4096))  # what is left (a block) is less than the report
-    run = subprocess.run(GRADE + ["ex01", "--submission", str(KIT / "solutions"), "--format", "json", "--out",
-                                  str(earlier)], capture_output=True, text=True, timeout=900)
+    # in this process: the report is written by the command itself (an exception it let out is raised here)
+    run = grade("ex01", "--submission", str(KIT / "solutions"), "--format", "json", "--out", str(earlier))
     assert run.returncode == 3 and "Traceback" not in run.stderr, run.stderr[-2000:]
     assert json.loads(earlier.read_text(encoding="utf-8")) == {"earlier": 1}
     assert sorted(p.name for p in small_disk.iterdir()) == ["filler", "result.json"]  # no temporary file left

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
-from tests.cohorts import batch
-from tests.kit import EX01, EX02, GRADE, KIT, OFFICIAL, make_course
+from tests.cohorts import batch_here
+from tests.in_process import grade
+from tests.kit import EX01, EX02, KIT, OFFICIAL, make_course
 from tests.processes import lingering
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
@@ -39,9 +39,9 @@ builtins.sum = lambda *a, **k: 0
 
 
 @pytest.fixture(scope="module")
-def course_13(tmp_path_factory):
-    """ex01 and ex03: the next exercise here starts a process of its own."""
-    return make_course(tmp_path_factory.mktemp("course13"), exercises=("ex01", "ex03"))
+def course_123(tmp_path_factory):
+    """ex01, ex02 and ex03: ex03 starts a process of its own (after ex01's, which linger)."""
+    return make_course(tmp_path_factory.mktemp("course123"), exercises=("ex01", "ex02", "ex03"))
 
 
 def _submission(folder):
@@ -52,11 +52,11 @@ def _submission(folder):
 
 
 @pytest.fixture(scope="module")
-def reaching(course, tmp_path_factory):
-    """One batch (A) of alice, a single `grade ex01 --submission` run, then one batch (B) of
-    the students who try to reach past their own folder, each in a way of their own (its test
-    says which); B's gradebook. Every folder of A's and of the single run readable by every uid:
-    only the sandbox keeps them away."""
+def reaching(course_123, tmp_path_factory):
+    """One batch (A) of alice, a single `grade ex01 --submission` run, then one batch (B, one
+    judge) of the students who try to reach past their own folder or their exercise's worker,
+    each in a way of their own (its test says which); B's gradebook. Every folder of A's and
+    of the single run readable by every uid: only the sandbox keeps them away."""
     import shutil
 
     tmp = tmp_path_factory.mktemp("reaching")
@@ -65,10 +65,9 @@ def reaching(course, tmp_path_factory):
     for folder in (cohort_a / "alice", single, real):
         folder.mkdir(parents=True)
         shutil.copy(KIT / "solutions" / EX01, folder / EX01)
-    first = batch(course, cohort_a, tmp / "out a", "--only", "ex01")
+    first = batch_here(course_123, cohort_a, tmp / "out a", "--only", "ex01")
     assert first.returncode == 0, first.stderr[-2000:]
-    alone = subprocess.run(GRADE + ["--course", str(course), "ex01", "--submission", str(single), "--format",
-                                    "json"], capture_output=True, text=True, timeout=600, env=OFFICIAL)
+    alone = grade("--course", str(course_123), "ex01", "--submission", str(single), "--format", "json", env=OFFICIAL)
     assert alone.returncode == 0, alone.stderr[-2000:]
     staged = next((tmp / "out a" / "staged").glob("alice~*")) / EX01
     for path in (tmp, *[p for root in (cohort_a, single, tmp / "out a", tmp / "elsewhere") for p in (root, *root.rglob("*"))]):
@@ -84,7 +83,9 @@ def reaching(course, tmp_path_factory):
     for name, path in copies.items():
         (cohort_b / name).mkdir(parents=True)
         (cohort_b / name / EX01).write_text(COPY_OF.format(path=str(path)), encoding="utf-8")
-    second = batch(course, cohort_b, tmp / "out-b", "-j", "2")
+    _lingers(cohort_b / "lingers")
+    _key_students(cohort_b)
+    second = batch_here(course_123, cohort_b, tmp / "out-b")
     assert second.returncode == 0, second.stderr[-2000:]
     return json.loads((tmp / "out-b" / "results.json").read_text(encoding="utf-8"))["students"]
 
@@ -100,8 +101,7 @@ def test_one_exercise_cannot_reach_another_in_a_batch(reaching):
 
 def test_one_exercise_cannot_reach_another_in_grade_all(course, tmp_path):
     folder = _submission(tmp_path / "sub")
-    run = subprocess.run(GRADE + ["--course", str(course), "all", "--submission", str(folder), "--format", "json"],
-                         capture_output=True, text=True, timeout=600, check=False, env=OFFICIAL)
+    run = grade("--course", str(course), "all", "--submission", str(folder), "--format", "json", env=OFFICIAL)
     ex02 = {e["id"]: e for e in json.loads(run.stdout)["exercises"]}["ex02"]
     assert ex02["score"] == ex02["max_score"] > 0, [c["message"] for c in ex02["checks"] if not c["passed"]]
 
@@ -116,17 +116,16 @@ subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)  # a process of
 '''
 
 
-def test_an_exercises_processes_end_before_the_next_exercise(course_13, tmp_path):
-    """ex01's processes (setsid'd, sleeping) are gone when ex03 runs: its own process starts
-    (they would hold the process cap of the workers' uid, and the next exercise score 0)."""
-    folder = tmp_path / "cohort" / "lingers"
+def _lingers(folder):
     folder.mkdir(parents=True)
     (folder / EX01).write_text(LINGERING + (KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
     (folder / EX03).write_text(STARTS_ONE + (KIT / "solutions" / EX03).read_text(encoding="utf-8"), encoding="utf-8")
-    run = batch(course_13, tmp_path / "cohort", tmp_path / "out")
-    assert run.returncode == 0, run.stderr[-2000:]
-    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    ex03 = {e["id"]: e for e in book["students"]["lingers"]["exercises"]}["ex03"]
+
+
+def test_an_exercises_processes_end_before_the_next_exercise(reaching):
+    """ex01's processes (setsid'd, sleeping) are gone when ex03 runs: its own process starts
+    (they would hold the process cap of the workers' uid, and the next exercise score 0)."""
+    ex03 = _exercises(reaching["lingers"])["ex03"]
     assert ex03["score"] == ex03["max_score"] > 0, [c["message"] for c in ex03["checks"] if not c["passed"]]
 
 
@@ -157,20 +156,26 @@ if _found and int(_found) >= 0:
 '''
 
 
+KEY_STUDENTS = ("a_writer", "b_reader")
+
+
+def _key_students(cohort):
+    """The writer's ex01 tries to add the key; its ex03, and the reader's ex01 and ex03, look for it."""
+    solutions = {name: (KIT / "solutions" / name).read_text(encoding="utf-8") for name in (EX01, EX02, EX03)}
+    for student, first in zip(KEY_STUDENTS, (KEY_WRITER, KEY_READER)):
+        (cohort / student).mkdir(parents=True)
+        (cohort / student / EX01).write_text(first + solutions[EX01], encoding="utf-8")
+        (cohort / student / EX02).write_text(solutions[EX02], encoding="utf-8")
+        (cohort / student / EX03).write_text(KEY_READER + solutions[EX03], encoding="utf-8")
+
+
 @pytest.mark.skipif(not os.path.exists("/usr/bin/perl") or os.uname().machine != "x86_64",
                     reason="adds keys through perl's syscall, with x86_64's numbers")
-def test_a_key_in_the_kernels_keyrings_reaches_no_other_worker(course_13, tmp_path):
-    """One judge (-j 1): the writer's ex01 tries to add the key, its ex03 and the next student's ex01
+def test_a_key_in_the_kernels_keyrings_reaches_no_other_worker(reaching):
+    """One judge (-j 1): the writer's ex01 tries to add the key, its ex03 and a later student's ex01
     and ex03 (under the same uid) look for it: none finds it, all keep full marks."""
-    solutions = {name: (KIT / "solutions" / name).read_text(encoding="utf-8") for name in (EX01, EX03)}
-    for student, first in (("a_writer", KEY_WRITER), ("b_reader", KEY_READER)):
-        (tmp_path / "cohort" / student).mkdir(parents=True)
-        (tmp_path / "cohort" / student / EX01).write_text(first + solutions[EX01], encoding="utf-8")
-        (tmp_path / "cohort" / student / EX03).write_text(KEY_READER + solutions[EX03], encoding="utf-8")
-    run = batch(course_13, tmp_path / "cohort", tmp_path / "out", "-j", "1")
-    assert run.returncode == 0, run.stderr[-2000:]
-    book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))
-    for name, student in book["students"].items():
+    for name in KEY_STUDENTS:
+        student = reaching[name]
         assert student["score"] == student["max_score"] > 0, (name, [c["message"] for e in student["exercises"]
                                                                     for c in e["checks"] if not c["passed"]])
 

@@ -8,6 +8,9 @@ matrix, SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX), then its merge command; the 
 grades.csv and results.json must equal a single `grade batch` of everyone (timings, if any,
 left out of the comparison). The cohort: chapter 5 (`--only ch05`) of the real course, five
 students (correct, stub, three with diagnosed bugs, one of them under a hostile folder name).
+The matrix's shards are graded once, by its step's own command; the Indexed Job's pods, whose
+command grades the same shards with the same options, run on copies of them (`grade batch`
+resumes: it checks and keeps each student's current result), and the merge refusals read them.
 
 `ch05_cohort` (tests/cohorts.py) is also the cohort of tests/cohort/test_report_html.py.
 """
@@ -53,7 +56,7 @@ def cohort(tmp_path_factory):
     """The cohort, the gradebook of one `grade batch` of all of it, and that run's OUT."""
     tmp = tmp_path_factory.mktemp("shards")
     folder = ch05_cohort(tmp / "cohort")
-    single = batch_here(COURSE, folder, tmp / "single", "--only", "ex01", "-j", "2")
+    single = batch_here(COURSE, folder, tmp / "single", "--only", "ex01")  # one judge: the shards have two
     assert single.returncode == 0, single.stderr
     book, grades = gradebook(tmp / "single")
     rows = {r["student"]: r for r in csv.DictReader(grades.splitlines())}
@@ -89,33 +92,45 @@ def assert_same(merged: Path, cohort) -> None:
     assert len(got_book["students"]) == 5 and (merged / "report.html").is_file()
 
 
-def test_github_actions_matrix_then_merge(cohort, tmp_path):
+@pytest.fixture(scope="module")
+def matrix(cohort, tmp_path_factory):
+    """The GitHub Actions workflow, and the folder where its matrix's grade step, run by every
+    shard at once from there, left shard-1/ … shard-SHARDS/."""
     folder = cohort[0]
     flow = yaml.safe_load((EXAMPLES / "github-actions-shards.yml").read_text(encoding="utf-8"))
     shards = int(flow["env"]["SHARDS"])
+    step = next(s for s in flow["jobs"]["grade"]["steps"] if str(s.get("run", "")).startswith("grade batch"))
+    base = dict(flow["env"], SUBMISSIONS=str(folder), GRADE_OPTS="")
+    work = tmp_path_factory.mktemp("matrix")
+    run_together([(["bash", "-eo", "pipefail", "-c", step["run"] + " --only ex01"],
+                   environment(**{k: str(v) for k, v in base.items()},
+                               **{k: expand(str(v), i, shards) for k, v in step["env"].items()}), work)
+                  for i in range(1, shards + 1)])
+    return flow, work
+
+
+def expand(text: str, shard: int, shards: int) -> str:
+    """The ${{ }} expressions the workflow's steps use, for matrix shard `shard` of `shards`."""
+    return text.replace("${{ matrix.shard }}", str(shard)).replace("${{ env.SHARDS }}", str(shards))
+
+
+def test_github_actions_matrix_then_merge(cohort, matrix, tmp_path):
+    folder = cohort[0]
+    flow, graded = matrix
+    shards = int(flow["env"]["SHARDS"])
     grade_job, merge_job = flow["jobs"]["grade"], flow["jobs"]["merge"]
     assert grade_job["strategy"]["matrix"]["shard"] == list(range(1, shards + 1)) and merge_job["needs"] == "grade"
-    step = next(s for s in grade_job["steps"] if str(s.get("run", "")).startswith("grade batch"))
     upload = next(s for s in grade_job["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact"))
     download = next(s for s in merge_job["steps"] if str(s.get("uses", "")).startswith("actions/download-artifact"))
     merge_step = next(s for s in merge_job["steps"] if "grade merge" in str(s.get("run", "")))
-
-    def expand(text: str, shard: int) -> str:  # the ${{ }} expressions these steps use
-        return text.replace("${{ matrix.shard }}", str(shard)).replace("${{ env.SHARDS }}", str(shards))
-
-    base = dict(flow["env"], SUBMISSIONS=str(folder), GRADE_OPTS="")
-    run_together([(["bash", "-eo", "pipefail", "-c", step["run"] + " --only ex01"],
-                   environment(**{k: str(v) for k, v in base.items()},
-                               **{k: expand(str(v), i) for k, v in step["env"].items()}), tmp_path)
-                  for i in range(1, shards + 1)])
     # upload-artifact keeps the listed files under their common folder; download-artifact with a
     # pattern puts each artifact in <path>/<artifact name>/
     downloaded = tmp_path / download["with"]["path"]
     for i in range(1, shards + 1):
-        target = downloaded / expand(upload["with"]["name"], i)
+        target = downloaded / expand(upload["with"]["name"], i, shards)
         target.mkdir(parents=True)
-        for line in expand(upload["with"]["path"], i).split():
-            shutil.copy(tmp_path / line, target / Path(line).name)
+        for line in expand(upload["with"]["path"], i, shards).split():
+            shutil.copy(graded / line, target / Path(line).name)
     summary = tmp_path / "summary.md"
     merge = subprocess.run(["bash", "-eo", "pipefail", "-c", merge_step["run"]], cwd=tmp_path, capture_output=True,
                            text=True, timeout=300, env=environment(SUBMISSIONS=str(folder),
@@ -125,27 +140,36 @@ def test_github_actions_matrix_then_merge(cohort, tmp_path):
     assert "5 students graded" in summary.read_text(encoding="utf-8")
 
 
-def test_slurm_job_array_then_merge(cohort, tmp_path):
+@pytest.fixture(scope="module")
+def slurm(cohort, tmp_path_factory):
+    """The Slurm script's shard tasks run as a job array of 2 starts them: (its environment
+    but Slurm's own, the folder they ran in, OUT where each left shard-i/)."""
     folder = cohort[0]
-    script = EXAMPLES / "slurm-grade.sh"
+    work = tmp_path_factory.mktemp("slurm")
     shards = 2  # the script's SHARDS (its default is 4): any n works
-    out = tmp_path / "gradebook"
+    out = work / "gradebook"
     common = dict(SUBMISSIONS=str(folder), OUT=str(out), SHARDS=str(shards), GRADE="grade",
-                  GRADE_OPTS="--only ex01", SLURM_SUBMIT_DIR=str(tmp_path))
+                  GRADE_OPTS="--only ex01", SLURM_SUBMIT_DIR=str(work))
     # what Slurm sets in task i of `sbatch --array=1-2 … slurm-grade.sh shard`
-    run_together([(["bash", str(script), "shard"],
+    run_together([(["bash", str(EXAMPLES / "slurm-grade.sh"), "shard"],
                    environment(**common, SLURM_ARRAY_JOB_ID="77", SLURM_ARRAY_TASK_ID=str(i),
                                SLURM_ARRAY_TASK_MIN="1", SLURM_ARRAY_TASK_MAX=str(shards),
-                               SLURM_ARRAY_TASK_COUNT=str(shards), SLURM_CPUS_PER_TASK="1"), tmp_path)
+                               SLURM_ARRAY_TASK_COUNT=str(shards), SLURM_CPUS_PER_TASK="1"), work)
                   for i in range(1, shards + 1)])
+    return common, work, out
+
+
+def test_slurm_job_array_then_merge(cohort, slurm):
+    common, work, out = slurm
+    shards = int(common["SHARDS"])
     assert sorted(p.name for p in out.iterdir()) == [f"shard-{i}" for i in range(1, shards + 1)]
-    merge = subprocess.run(["bash", str(script), "merge"], cwd=tmp_path, capture_output=True, text=True,
-                           timeout=300, env=environment(**common))
+    merge = subprocess.run(["bash", str(EXAMPLES / "slurm-grade.sh"), "merge"], cwd=work, capture_output=True,
+                           text=True, timeout=300, env=environment(**common))
     assert merge.returncode == 0, merge.stderr
     assert_same(out / "all", cohort)
 
 
-def test_kubernetes_indexed_job_then_merge(cohort, tmp_path):
+def test_kubernetes_indexed_job_then_merge(cohort, matrix, tmp_path):
     folder = cohort[0]
     job = yaml.safe_load((EXAMPLES / "k8s-indexed-job.yaml").read_text(encoding="utf-8"))
     merge_job = yaml.safe_load((EXAMPLES / "k8s-merge-job.yaml").read_text(encoding="utf-8"))
@@ -158,6 +182,12 @@ def test_kubernetes_indexed_job_then_merge(cohort, tmp_path):
     assert env["GRADE_ISOLATION"] == "container"  # in the cluster the pod is the boundary; here bubblewrap is
     paths = dict(SUBMISSIONS=str(folder), OUT=str(tmp_path / "gradebook"), GPT_COURSE_DATA=os.environ.get(
         "GPT_COURSE_DATA", ""), GRADE_OPTS="--only ex01", GRADE_ISOLATION="bubblewrap")
+    if shards == int(matrix[0]["env"]["SHARDS"]):
+        # the matrix's shards (the same cut and options), where pod k would leave shard k+1: each
+        # pod's batch resumes there, and a pod that graded another shard, or with other options,
+        # would leave a shard twice, one missing, or other grades for the merge to meet
+        for k in range(shards):
+            shutil.copytree(matrix[1] / f"shard-{k + 1}", tmp_path / "gradebook" / f"shard-{k + 1}")
     # what the Job controller sets in pod k: JOB_COMPLETION_INDEX=k, 0 … completions-1
     run_together([(container["command"] + container["args"], environment(**{**env, **paths},
                                                                          JOB_COMPLETION_INDEX=str(k)), tmp_path)
@@ -179,9 +209,10 @@ def test_the_workflow_passes_actionlint():
     assert actionlint(EXAMPLES / "github-actions-shards.yml") == []
 
 
-def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
+def test_merge_takes_every_shard_of_one_cohort_once(cohort, matrix, slurm, tmp_path):
     """A shard missing or given twice, shards cut differently, a student in two gradebooks,
-    gradebooks of another cohort: refused (exit 2), nothing written; all shards: merged."""
+    gradebooks of another cohort: refused (exit 2), nothing written; all shards: merged.
+    The shards: the matrix's 4 and the job array's first of 2 (graded above), the single run."""
     folder = cohort[0]
     other = tmp_path / "other"
     (other / "good").mkdir(parents=True)
@@ -192,8 +223,9 @@ def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
         assert run.returncode == 0, run.stderr
         return tmp_path / out
 
-    one, two, three = (shard(folder, f"{i}/3", f"s{i}") for i in (1, 2, 3))
-    half, elsewhere = shard(folder, "1/2", "h1"), shard(other, "1/1", "o")
+    one, two, three, four = (matrix[1] / f"shard-{i}" for i in (1, 2, 3, 4))
+    assert int(matrix[0]["env"]["SHARDS"]) == 4 and int(slurm[0]["SHARDS"]) == 2
+    half, elsewhere = slurm[2] / "shard-1", shard(other, "1/1", "o")
     whole = cohort[3]  # the single run: shard 1/1
 
     def merge(*folders: Path, out: str = "merged"):  # the joining alone: in this process
@@ -207,13 +239,13 @@ def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
         del book["shard"]
         (copy / "results.json").write_text(json.dumps(book), encoding="utf-8")
         unrecorded.append(copy)
-    for folders, said in (((one, two), "missing 3/3"), ((one, two, two, three), "given twice 2/3"),
-                          ((one, two, three, half), "cut differently"), ((whole, one), "cut differently"),
+    for folders, said in (((one, two, three), "missing 4/4"), ((one, two, two, three, four), "given twice 2/4"),
+                          ((one, two, three, four, half), "cut differently"), ((whole, one), "cut differently"),
                           (tuple(unrecorded), "another shard"), ((whole, elsewhere), "different cohorts")):
         run = merge(*folders, out="refused")
         assert run.returncode == 2 and said in run.stderr, (folders, (run.stdout + run.stderr))
         assert not (tmp_path / "refused").exists()
-    english = shard(folder, "1/3", "en1", "--lang", "en")
+    english = shard(folder, "1/4", "en1", "--lang", "en")
     edited = tmp_path / "edited"  # a header's points changed by hand
     shutil.copytree(two, edited)
     book = json.loads((edited / "results.json").read_text(encoding="utf-8"))
@@ -222,13 +254,13 @@ def test_merge_takes_every_shard_of_one_cohort_once(cohort, tmp_path):
     deep = tmp_path / "deep"  # nested past the JSON reader's recursion
     shutil.copytree(two, deep)
     (deep / "results.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-    for folders, said in (((english, two, three), "language"), ((one, edited, three), "points"),
-                          ((one, deep, three), "cannot be read")):
+    for folders, said in (((english, two, three, four), "language"), ((one, edited, three, four), "points"),
+                          ((one, deep, three, four), "cannot be read")):
         run = merge(*folders, out="refused")
         assert run.returncode == 2 and said in run.stderr, (folders, (run.stdout + run.stderr))
         assert not (tmp_path / "refused").exists()
 
-    run = merge(three, one, two)
+    run = merge(three, one, four, two)
     assert run.returncode == 0, (run.stdout + run.stderr)
     assert gradebook(tmp_path / "merged") == (cohort[1], cohort[2])  # the single run's, to the byte
 
