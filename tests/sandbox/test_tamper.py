@@ -29,7 +29,7 @@ import pytest
 from tests import corpus
 from tests.in_process import grade
 from tests.kit import make_course
-from tests.sandbox.as_user import as_user_prefix, needs_root, user_env
+from tests.sandbox.as_user import as_user_prefix, user_env
 
 KIT = Path(__file__).resolve().parents[2]
 GRADE = [str(Path(sys.executable).parent / "grade")]
@@ -567,73 +567,79 @@ def test_wrong_types_fail_with_the_way_to_the_right_one(tmp_path):
 
 # --------------------------------------------------------------------------- point 4: signals
 
-@needs_root
-def _grade_ex01_as_user(place: Path, folder: Path, source: str) -> subprocess.CompletedProcess:
-    """`grade ex01 --submission folder` (holding `source`) graded officially (bubblewrap) as uid
-    61999; `place` (a scratch folder under /tmp) is removed afterwards."""
-    _write(folder, "ex01_windows.py", source)
-    for p in folder.iterdir():
-        p.chmod(0o644)
-    folder.chmod(0o755)
-    env = user_env(place, GPT_COURSE_DATA=DATA, GRADE_LANG="en", CI="true")
+KILLER = """
+
+    import os as _os, signal as _signal
+    for _name in _os.listdir("/proc"):
+        if _name.isdigit() and int(_name) != _os.getpid():
+            try:
+                _os.kill(int(_name), _signal.SIGKILL)
+            except Exception:
+                pass
     try:
-        return subprocess.run([*as_user_prefix(place), *GRADE, "ex01", "--submission", str(folder)],
-                              cwd="/", env=env, capture_output=True, text=True, timeout=600)
+        _os.kill(-1, _signal.SIGKILL)
+    except Exception:
+        pass
+"""
+_CHILD = ("import ctypes, os; r = ctypes.CDLL(None, use_errno=True).ptrace(16, os.getppid(), 0, 0); "
+          "print('ATTACH', r, ctypes.get_errno())")
+# A program the code starts, at its import, tries ptrace(PTRACE_ATTACH) on the worker; what it
+# got is the import's error
+TRACER = f"""
+    import subprocess, sys
+    _done = subprocess.run([sys.executable, "-c", {_CHILD!r}], capture_output=True, text=True, timeout=20)
+    raise RuntimeError("the child said " + _done.stdout.strip())
+"""
+
+
+@pytest.fixture(scope="module")
+def as_a_user():
+    """One submission graded officially (bubblewrap) as uid 61999 by `grade all --submission`, on
+    the kit's course cut to ex01 and ex02 with its own limits: ex01 the reference that first, at
+    its import, kills every process it can see (KILLER); ex02 the TRACER. Each exercise runs in a
+    worker of its own, in a PID namespace of its own, so neither decides the other's checks."""
+    import tempfile
+
+    if os.geteuid() != 0:
+        pytest.skip("an ordinary user's run is started from root here")
+    place = Path(tempfile.mkdtemp(prefix="grade-asuser-", dir="/tmp"))
+    try:
+        folder = place / "student"
+        _write(folder, "ex01_windows.py", (KIT / "solutions" / "ex01_windows.py").read_text(encoding="utf-8") + textwrap.dedent(KILLER))
+        _write(folder, "ex02_nll.py", TRACER)
+        for p in folder.iterdir():
+            p.chmod(0o644)
+        folder.chmod(0o755)
+        course = make_course(place, timeout=None, exercises=("ex01", "ex02"))
+        env = user_env(place, GPT_COURSE_DATA=DATA, GRADE_LANG="en", CI="true")
+        yield subprocess.run([*as_user_prefix(place), *GRADE, "--course", str(course), "all", "--submission", str(folder)],
+                             cwd="/", env=env, capture_output=True, text=True, timeout=600)
     finally:
         shutil.rmtree(place, ignore_errors=True)
 
 
-def test_as_a_user_the_worker_cannot_signal_the_grader():
+def test_as_a_user_the_worker_cannot_signal_the_grader(as_a_user):
     """kill(-1) and a kill of every pid in /proc from the student's import: the grade survives.
 
     Run as uid 61999 (no one else's): outside the sandbox's PID namespace, kill(-1) would end
     the grader.
     """
-    import tempfile
-
-    tmp_path = Path(tempfile.mkdtemp(prefix="grade-asuser-", dir="/tmp"))
-    folder = tmp_path / "killer"
-    source = (KIT / "solutions" / "ex01_windows.py").read_text(encoding="utf-8") + textwrap.dedent("""
-
-        import os as _os, signal as _signal
-        for _name in _os.listdir("/proc"):
-            if _name.isdigit() and int(_name) != _os.getpid():
-                try:
-                    _os.kill(int(_name), _signal.SIGKILL)
-                except Exception:
-                    pass
-        try:
-            _os.kill(-1, _signal.SIGKILL)
-        except Exception:
-            pass
-    """)
-    run = _grade_ex01_as_user(tmp_path, folder, source)
-    assert run.returncode == 0, (run.stdout[-2000:], run.stderr[-2000:])
-    first = run.stdout.splitlines()[0]
-    assert first.split()[-1].split("/")[0] == first.split()[-1].split("/")[1], first  # full marks
+    run = as_a_user
+    assert run.returncode == 1, (run.stdout[-2000:], run.stderr[-2000:])  # finished: only ex02, the tracer, failed
+    first, second = run.stdout.splitlines()[0], [line for line in run.stdout.splitlines() if line.startswith("ex02")][0]
+    assert first.startswith("ex01") and first.split()[-1].split("/")[0] == first.split()[-1].split("/")[1], first  # full marks
+    assert second.split()[-1].startswith("0/"), second
 
 
 @pytest.mark.parametrize("as_user", [False, True], ids=["root", "user"])
-def test_a_program_the_code_starts_cannot_trace_the_worker(as_user, tmp_path):
+def test_a_program_the_code_starts_cannot_trace_the_worker(as_user, tmp_path, request):
     """A program the code starts tries ptrace(PTRACE_ATTACH) on the worker, to stop it and rewrite
     its memory: the sandbox's syscall filter refuses it (EPERM), as root (this process's own
     user, graded officially in this process) and as a user (the same uid as the worker's)."""
-    import tempfile
-
-    if as_user and os.geteuid() != 0:
-        pytest.skip("an ordinary user's run is started from root here")
-    child = ("import ctypes, os; r = ctypes.CDLL(None, use_errno=True).ptrace(16, os.getppid(), 0, 0); "
-             "print('ATTACH', r, ctypes.get_errno())")
-    source = textwrap.dedent(f"""
-        import subprocess, sys
-        _done = subprocess.run([sys.executable, "-c", {child!r}], capture_output=True, text=True, timeout=20)
-        raise RuntimeError("the child said " + _done.stdout.strip())
-    """)
     if as_user:
-        place = Path(tempfile.mkdtemp(prefix="grade-trace-", dir="/tmp"))
-        run = _grade_ex01_as_user(place, place / "tracer", source)
+        run = request.getfixturevalue("as_a_user")
     else:
-        _write(tmp_path / "tracer", "ex01_windows.py", source)
+        _write(tmp_path / "tracer", "ex01_windows.py", TRACER)
         run = _grade("ex01", "--submission", str(tmp_path / "tracer"), CI="true")
     assert "the child said ATTACH -1 1" in run.stdout, run.stdout[-2000:]  # EPERM
 
