@@ -1,16 +1,17 @@
 """攻击样本：学生代码想给自己加分、想读答案、想破坏评分。每一个都拿不到分，也伤不到别人。
 
-An attack corpus run through `grade batch` (and some through `grade all --submission`, in this
-process: tests.in_process), graded
+An attack corpus run through `grade batch` (and some through `grade all --submission`), in this
+process (tests.in_process: the judges and their sandboxes are real processes), graded
 officially (bubblewrap): each attack is a student whose ex01_windows.py tries one trick (their
 ex02 is the stub). Graded in the same batch as an honest student (the reference, full marks)
-and a stub student (zero). For every attack we prove: it earns no point beyond what its
+and a stub student (zero), by one judge: every student after an attack is graded by the judge
+and the sandbox it attacked. For every attack we prove: it earns no point beyond what its
 outputs earn, the grader finishes, the honest student keeps full marks, no file outside the
 output folder changes, and no process of the student's is left running.
 
-The course used is the kit's own, cut to ex01 and ex02 with a 3 s time limit per check
-(a copy of course.toml next to symlinks to the kit's folders), so the corpus runs in
-about a minute.
+The course used is the kit's own, cut to ex01 and ex02 with a 1 s time limit per check
+(a copy of course.toml next to symlinks to the kit's folders): an attack that loops or hoards
+memory is stopped at 1 s of its CPU time.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import pytest
 
 from grader.sandbox.bubblewrap import bwrap_path
 from tests.in_process import grade
-from tests.kit import EX01, EX02, GRADE, KIT, WRONG, make_course, snapshot
+from tests.kit import EX01, EX02, KIT, WRONG, make_course, snapshot
 from tests.processes import named
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
@@ -228,7 +229,7 @@ def attacks(paths: dict) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("attacks")
-    course = make_course(tmp)
+    course = make_course(tmp, timeout=1)
     cohort, out, marker = tmp / "cohort", tmp / "out", tmp / "pwned"
     paths = {"cohort": str(cohort), "out": str(out), "marker": str(marker)}
     token = "atk" + secrets.token_hex(5)  # a process name no other run on the machine has
@@ -242,19 +243,20 @@ def graded(tmp_path_factory):
         (cohort / name / EX02).write_text(ex02.read_text(encoding="utf-8"), encoding="utf-8")
     watched = [KIT / "solutions", KIT / "grader", cohort]
     before = snapshot(*watched)
-    proc = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(cohort), "--out", str(out), "-j", "2",
-                                     "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp)
+    done = threading.Event()
     seen = []  # the attacks' processes, named, while they ran: the look for what is left can find them
 
     def look() -> None:
-        while proc.poll() is None and not any(seen):
+        while not done.is_set() and not any(seen):
             seen.append(named(token))
             time.sleep(0.05)
 
     threading.Thread(target=look, daemon=True).start()
-    stdout, stderr = proc.communicate(timeout=600)
-    run = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
+    try:
+        run = grade("--course", str(course), "batch", str(cohort), "--out", str(out), "-j", "1", "--no-progress",
+                    cwd=tmp)
+    finally:
+        done.set()
     after = snapshot(*watched)
     book = json.loads((out / "results.json").read_text(encoding="utf-8")) if (out / "results.json").exists() else None
     # What this run left is still there a moment after it ended: seen twice, three seconds apart.
@@ -336,7 +338,7 @@ def test_attack_through_grade_all(graded, name, tmp_path):
     assert not graded["marker"].exists()
 
 
-# ---------------------------------------------------------------- the grader's own correct pieces
+# ------------------------------------------- the grader's own correct pieces, and what the judge reads
 
 PIECE_THIEVES = {
     "ex08_get_batch.py": ("ex08", "from grader.pieces.get_batch import get_batch\n"),
@@ -347,45 +349,75 @@ PIECE_THIEVES = {
 }
 
 
+def costly_ex05() -> str:
+    """ex05 answered with dicts keyed by 16 MB tensors and an int of 5,000 digits where a count
+    is asked."""
+    source = (KIT / "solutions" / "ex05_tinygpt_loss.py").read_text(encoding="utf-8")
+    return source + ("\n_bomb = {torch.randn((4,) * 11) + i: i for i in range(3)}\n"
+                     "SHAPE_ANSWERS = dict(_bomb)\n"
+                     "def trace_shapes(model, input_ids, labels):\n    return dict(_bomb)\n"
+                     "def lm_loss(logits, labels):\n    return 10 ** 5000\n")
+
+
+def _grade_all(tmp: Path, files: dict[str, str | Path]) -> tuple[subprocess.CompletedProcess, Path]:
+    """`grade all --submission SUB --format json --out REPORT` (CI: official) of a submission of
+    `files` (text, or a Path the file is a symbolic link to), on the kit's course cut to the
+    exercises they answer, with the kit's own limits."""
+    sub = tmp / "sub"
+    sub.mkdir(parents=True)
+    for name, content in files.items():
+        if isinstance(content, Path):
+            (sub / name).symlink_to(content)
+        else:
+            (sub / name).write_text(content, encoding="utf-8")
+    course = make_course(tmp, timeout=None, exercises=tuple(sorted({name[:4] for name in files})))
+    out = tmp / "report.json"
+    run = grade("--course", str(course), "all", "--submission", str(sub), "--format", "json", "--out", str(out),
+                env={"CI": "true", "GRADE_LANG": "en"})
+    return run, out
+
+
+@pytest.fixture(scope="module")
+def submissions(tmp_path_factory):
+    """Two submissions, each graded once. The first holds ex01 as a link to the reference, ex05's
+    costly answer, and a thief of the grader's correct pieces in each of ex08, ex09 and ex11;
+    the second, the other ex08 thief. Each exercise runs in a worker of its own, and each thief
+    fails at its own import or call, whatever the others do: no exercise decides another's checks."""
+    first = {EX01: KIT / "solutions" / EX01, "ex05_tinygpt_loss.py": costly_ex05(),
+             **{name: source for name, (_, source) in PIECE_THIEVES.items() if name != "ex08_get_batch.py "}}
+    second = {"ex08_get_batch.py": PIECE_THIEVES["ex08_get_batch.py "][1]}
+    graded = {}
+    for key, files in (("first", first), ("second", second)):
+        run, out = _grade_all(tmp_path_factory.mktemp(key), files)
+        graded[key] = {"run": run, "out": out, "report": json.loads(out.read_text(encoding="utf-8"))}
+    return graded
+
+
+def _exercise(report: dict, exercise: str) -> dict:
+    return [e for e in report["exercises"] if e["id"] == exercise][0]
+
+
 @pytest.mark.parametrize("name", sorted(PIECE_THIEVES))
-def test_the_graders_correct_pieces_are_out_of_reach(name, tmp_path):
+def test_the_graders_correct_pieces_are_out_of_reach(name, submissions):
     # ex11 and ex12 are graded with correct get_batch / bigram / estimate_loss in place of the
     # student's; those pieces must never be within reach of the exercise they answer.
-    exercise, source = PIECE_THIEVES[name]
-    sub = tmp_path / "sub"
-    sub.mkdir()
-    (sub / name.strip()).write_text(source, encoding="utf-8")
-    run = grade(exercise, "--submission", str(sub), "--format", "json", env={"CI": "true", "GRADE_LANG": "en"})
-    result = json.loads(run.stdout)
-    passed = [c["name"] for c in result["exercises"][0]["checks"] if c["passed"] and c["score"]]
+    exercise = PIECE_THIEVES[name][0]
+    report = submissions["second" if name == "ex08_get_batch.py " else "first"]["report"]
+    passed = [c["name"] for c in _exercise(report, exercise)["checks"] if c["passed"] and c["score"]]
     assert not passed, passed
 
 
-def test_a_symlink_to_the_solution_is_not_followed(tmp_path):
+def test_a_symlink_to_the_solution_is_not_followed(submissions):
     # The judge reads the submission for the worker: a link to solutions/ must not become the answer.
-    sub = tmp_path / "sub"
-    sub.mkdir()
-    (sub / EX01).symlink_to(KIT / "solutions" / EX01)
-    run = grade("ex01", "--submission", str(sub), "--format", "json", env={"CI": "true"})
-    result = json.loads(run.stdout)
-    assert result["score"] == 0, [c["name"] for c in result["exercises"][0]["checks"] if c["passed"]]
+    ex01 = _exercise(submissions["first"]["report"], "ex01")
+    assert ex01["score"] == 0, [c["name"] for c in ex01["checks"] if c["passed"]]
 
 
-def test_an_answer_costly_to_spell_out_costs_the_grader_nothing(tmp_path):
-    """ex05 answered with dicts keyed by 16 MB tensors and an int of 5,000 digits where a
-    count is asked: the report names them by shape and size. Spelled out in full they once
-    took the judge minutes past every time limit and wrote gigabytes of report; a 5,000-digit
-    int was a grader error."""
-    source = (KIT / "solutions" / "ex05_tinygpt_loss.py").read_text(encoding="utf-8")
-    source += ("\n_bomb = {torch.randn((4,) * 11) + i: i for i in range(3)}\n"
-               "SHAPE_ANSWERS = dict(_bomb)\n"
-               "def trace_shapes(model, input_ids, labels):\n    return dict(_bomb)\n"
-               "def lm_loss(logits, labels):\n    return 10 ** 5000\n")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "ex05_tinygpt_loss.py").write_text(source, encoding="utf-8")
-    out = tmp_path / "report.json"
-    run = grade("ex05", "--submission", str(tmp_path / "sub"), "--format", "json", "--out", str(out),
-                env={"CI": "true", "GRADE_LANG": "en"})
+def test_an_answer_costly_to_spell_out_costs_the_grader_nothing(submissions):
+    """ex05's costly answer (costly_ex05): the report names them by shape and size. Spelled out
+    in full they once took the judge minutes past every time limit and wrote gigabytes of
+    report; a 5,000-digit int was a grader error."""
+    run, out = submissions["first"]["run"], submissions["first"]["out"]
     assert run.returncode == 1, run.stderr[-2000:]
     assert out.stat().st_size < 200_000
     text = out.read_text(encoding="utf-8")

@@ -128,23 +128,30 @@ def test_on_closed_modes_it_grades_and_the_worker_cannot_read_the_reference(plac
     assert f"uid {WORKER_UID}: PermissionError" in told, told
 
 
-def test_a_worker_runs_as_its_uid_under_the_syscall_filter(tmp_path):
+@pytest.fixture(scope="module")
+def container_zygote():
+    """The container tier's own zygote, started in this process, for the workers of the tests below."""
+    from grader.sandbox import CONTAINER, Zygote
+
+    zygote = Zygote(CONTAINER, uid=WORKER_UID).start()
+    yield zygote
+    zygote.close()
+
+
+def test_a_worker_runs_as_its_uid_under_the_syscall_filter(container_zygote, tmp_path):
     """In-process, in the container tier's own zygote: the worker's uid, and what the filter refuses.
     The filter is built by the zygote, as root: a worker loads it having imported nothing since it
     dropped to a uid that may not read the interpreter's files (pyenv's, here)."""
-    from grader.sandbox import CONTAINER, Zygote
     from tests.inside import PROBE
     from tests.workers import call_in, worker_for, write_module
 
-    zygote = Zygote(CONTAINER, uid=WORKER_UID).start()
-    worker = worker_for(zygote, write_module(tmp_path, PROBE))
+    worker = worker_for(container_zygote, write_module(tmp_path, PROBE))
     try:
         assert call_in(worker, "who")["value"]["uid"] == WORKER_UID
         for name in ("ptrace", "keyctl", "unshare"):
             assert call_in(worker, "syscall", name)["value"] == "EPERM", name
     finally:
         worker.close()
-        zygote.close()
 
 
 LEAVER = '''
@@ -167,19 +174,17 @@ def leave(mark):
 '''
 
 
-def test_nothing_a_worker_started_or_wrote_outlives_it(tmp_path):
-    from grader.sandbox import CONTAINER, Zygote
+def test_nothing_a_worker_started_or_wrote_outlives_it(container_zygote, tmp_path):
+    """What a worker left is gone once the worker is closed, while its zygote serves on."""
     from tests.workers import call_in, worker_for, write_module
 
     mark = "left-" + os.urandom(6).hex()
-    zygote = Zygote(CONTAINER, uid=WORKER_UID).start()
-    worker = worker_for(zygote, write_module(tmp_path, LEAVER))
+    worker = worker_for(container_zygote, write_module(tmp_path, LEAVER))
     try:
         child = call_in(worker, "leave", mark)["value"]
         assert Path(f"/proc/{child}").exists() and Path("/tmp", mark).exists()
     finally:
         worker.close()  # swept: every process of its uid, what its uid owns in the writable folders
-        zygote.close()
     assert not [f for f in ("/tmp", "/dev/shm", "/var/tmp") if os.path.lexists(os.path.join(f, mark))]
     try:
         state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]

@@ -91,7 +91,7 @@ def observe(zygote, folder, name, *args, timeout=20.0, module="ex99_demo"):
 
 
 def test_a_loop_past_its_limit_says_the_students_line(zygote, folder):
-    got = observe(zygote, folder, "spin", 1, timeout=1.5)
+    got = observe(zygote, folder, "spin", 1, timeout=0.5)
     assert got.error_type == "Timeout"
     # the loop's two lines: the dump names whichever was running when it was taken
     assert re.search(r'File "ex99_demo\.py", line [56], in spin', got.error["traceback"]), got.error["traceback"]
@@ -177,7 +177,7 @@ def test_a_file_that_does_not_import_is_marked_with_its_line(zygote, tmp_path, b
 
 def test_a_loop_at_import_is_an_import_error(zygote, tmp_path):
     (tmp_path / "ex97_stuck.py").write_text("while True:\n    pass\n", encoding="utf-8")
-    got = observe(zygote, tmp_path, "f", timeout=1.5, module="ex97_stuck")
+    got = observe(zygote, tmp_path, "f", timeout=0.5, module="ex97_stuck")
     assert got.error_type == "Timeout" and got.error["import_error"] is True
     assert re.search(r'File "ex97_stuck\.py", line [12]', got.error["traceback"]), got.error["traceback"]
 
@@ -188,7 +188,7 @@ def test_the_worker_errors_carry_the_dump(zygote, folder):
     worker = worker_for(zygote, folder)
     try:
         with pytest.raises(WorkerTimeout) as stuck:
-            call_in(worker, "spin", 1, timeout=1.5)
+            call_in(worker, "spin", 1, timeout=0.5)
         assert "ex99_demo.py" in stuck.value.dump and stuck.value.kind == "cpu"
         with pytest.raises(WorkerDied) as died:
             call_in(worker, "leave")

@@ -13,7 +13,7 @@ Graded officially (bubblewrap), through the real commands:
   exercise fails with a reason, its other exercise and every other student are graded, and the
   gradebook is written.
 
-The course is the kit's cut to ex01 and ex02 with a 3 s limit per check (tests.kit.make_course).
+The course is the kit's cut to ex01 and ex02 with a 1 s limit per check (tests.kit.make_course).
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def make_windows(tokens, block_size, stride=1):
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    return make_course(tmp_path_factory.mktemp("course"))
+    return make_course(tmp_path_factory.mktemp("course"), timeout=1)
 
 
 def _student(folder, ex01: str) -> None:
@@ -212,7 +212,7 @@ def cohort(tmp_path_factory):
 @pytest.fixture(scope="module")
 def graded(course, cohort, tmp_path_factory):
     out = tmp_path_factory.mktemp("forged-out") / "out"
-    run = batch(course, cohort, out, "-j", "2", "--lang", "en")
+    run = batch(course, cohort, out, "--lang", "en")  # a process: its judges' stderr is read too
     book = json.loads((out / "results.json").read_text(encoding="utf-8")) if (out / "results.json").exists() else None
     return {"run": run, "book": book, "out": out}
 

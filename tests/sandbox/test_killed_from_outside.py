@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,8 @@ from grader.run.startup import worker_uid
 from grader.sandbox import BUBBLEWRAP, WorkerDied, ZygoteGone
 from grader.sandbox.bubblewrap import bwrap_path
 from grader.sandbox.zygote import Zygote
-from tests.kit import EX01, GRADE, KIT, make_course
+from tests.in_process import grade
+from tests.kit import EX01, KIT, make_course
 from tests.processes import busy_sandbox, keep_killing
 from tests.workers import worker_for
 
@@ -101,11 +103,16 @@ def test_a_sandbox_that_cannot_be_started_again_is_the_graders_problem(tmp_path,
         zygote.close()
 
 
-def _grade_ex01(course: Path, folder: Path, out: Path) -> subprocess.Popen:
-    return subprocess.Popen(GRADE + ["--course", str(course), "--lang", "en", "ex01", "--submission", str(folder),
-                                     "--format", "json", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "CI": "true"})
+def _grade_ex01_while(course: Path, folder: Path, out: Path, outside) -> subprocess.CompletedProcess:
+    """`grade ex01 --submission FOLDER` (CI: official) in this process, while `outside(pid)` runs in
+    a thread with this process's pid (the sandbox it starts is this process's descendant, a real
+    process killed from outside); what `outside` raised is raised here once the run is over."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        done = pool.submit(outside, os.getpid())
+        run = grade("--course", str(course), "--lang", "en", "ex01", "--submission", str(folder), "--format", "json",
+                    "--out", str(out), env={"CI": "true"})
+        done.result(timeout=300)
+    return run
 
 
 def _slow_honest(tmp_path: Path) -> Path:
@@ -119,15 +126,13 @@ def _slow_honest(tmp_path: Path) -> Path:
 @needs_bwrap
 def test_grade_exnn_carries_on_when_its_sandbox_is_killed(tmp_path):
     course = make_course(tmp_path, timeout=10)
-    proc = _grade_ex01(course, _slow_honest(tmp_path), tmp_path / "result.json")
-    try:
-        os.kill(busy_sandbox(proc.pid), signal.SIGKILL)  # while the student's file is imported
-        out, err = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 0, (out, err)
-    assert "Traceback" not in err
+
+    def kill_its_sandbox(pid: int) -> None:
+        os.kill(busy_sandbox(pid), signal.SIGKILL)  # while the student's file is imported
+
+    run = _grade_ex01_while(course, _slow_honest(tmp_path), tmp_path / "result.json", kill_its_sandbox)
+    assert run.returncode == 0, (run.stdout, run.stderr)
+    assert "Traceback" not in run.stderr
     report = json.loads((tmp_path / "result.json").read_text(encoding="utf-8"))
     assert report["score"] == report["max_score"] > 0  # nothing charged for it
 
@@ -135,18 +140,18 @@ def test_grade_exnn_carries_on_when_its_sandbox_is_killed(tmp_path):
 @needs_bwrap
 def test_grade_exnn_says_so_and_exits_3_when_its_sandbox_cannot_be_kept(tmp_path):
     course = make_course(tmp_path, timeout=10)
-    proc = _grade_ex01(course, _slow_honest(tmp_path), tmp_path / "result.json")
     stop = threading.Event()
+
+    def kill_every_sandbox(pid: int) -> None:
+        busy_sandbox(pid)
+        keep_killing(pid, stop)  # the sandbox, and every one started after it
+
     try:
-        busy_sandbox(proc.pid)
-        keep_killing(proc.pid, stop)  # the sandbox, and every one started after it
-        out, err = proc.communicate(timeout=300)
+        run = _grade_ex01_while(course, _slow_honest(tmp_path), tmp_path / "result.json", kill_every_sandbox)
     finally:
         stop.set()
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 3, (out, err)
-    assert "could not be started again" in err and "Traceback" not in err
+    assert run.returncode == 3, (run.stdout, run.stderr)
+    assert "could not be started again" in run.stderr and "Traceback" not in run.stderr
     assert not (tmp_path / "result.json").exists()  # no result charged for it
 
 
@@ -219,10 +224,6 @@ def test_a_worker_killed_between_calls_gets_the_next_call_again(tmp_path, zygote
         worker.kill()
 
 
-REFUSING = ("import grader.sandbox.zygote_main as z; z._fork_patiently = lambda patience=30.0: None; "
-            "from grader.commands.main import entry; entry()")  # a zygote the system gives no process
-
-
 def test_no_process_for_a_worker_is_not_charged_to_the_student(tmp_path, monkeypatch):
     """The zygote refused a fork for 30 s (the user's process limit, held by something else):
     not the submission's doing. The subject says so once (NoProcess, a ZygoteGone), not per
@@ -248,10 +249,9 @@ def test_no_process_for_a_worker_is_not_charged_to_the_student(tmp_path, monkeyp
     student = tmp_path / "student"
     (student / "exercises").mkdir(parents=True)
     (student / "exercises" / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-    # a student's own run (the practice tier: its zygote is forked from this process, the refusal with it)
-    single = subprocess.run([sys.executable, "-c", REFUSING, "--course", str(course), "--lang", "en", "ex01",
-                             "--out", str(tmp_path / "result.txt")],
-                            capture_output=True, text=True, timeout=300, cwd=student)
+    # a student's own run (the practice tier), in this process: its zygote is forked from this
+    # process, the refusal with it
+    single = grade("--course", str(course), "--lang", "en", "ex01", "--out", str(tmp_path / "result.txt"), cwd=student)
     assert single.returncode == 3 and "refused the grader a new process" in single.stderr, single.stderr
     assert "Traceback" not in single.stderr
     assert not (tmp_path / "result.txt").exists()

@@ -44,10 +44,13 @@ def zygote(worker_mode):  # every test here runs with forked workers and with sp
     z.close()
 
 
-@pytest.fixture
-def worker(zygote, tmp_path):
-    (tmp_path / "ex99_demo.py").write_text(STUDENT, encoding="utf-8")
-    w = worker_for(zygote, tmp_path)
+@pytest.fixture(scope="module")
+def worker(zygote, tmp_path_factory):
+    """One worker of STUDENT for the module's tests in each mode: each test makes its own calls,
+    the worker serving them whatever the calls before did (a time-out, an exit, a fork)."""
+    folder = tmp_path_factory.mktemp("student")
+    (folder / "ex99_demo.py").write_text(STUDENT, encoding="utf-8")
+    w = worker_for(zygote, folder)
     yield w
     w.close()
 
