@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from tests.cohorts import batch, cohort
+from tests.cohorts import batch, batch_here, cohort
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounts a tmpfs (root)")
 
@@ -37,9 +37,9 @@ def test_a_full_disk_is_refused_then_the_same_book_once_there_is_room(course, tm
     assert not (out / "grades.csv").exists() and not (out / "results.json").exists()
 
     subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
-    again = batch(course, folder, out)
+    again = batch_here(course, folder, out)
     assert again.returncode == 0, again.stderr[-2000:]
-    single = batch(course, folder, tmp_path / "single")
+    single = batch_here(course, folder, tmp_path / "single")
     assert single.returncode == 0, single.stderr[-2000:]
     assert (out / "grades.csv").read_text(encoding="utf-8") == (tmp_path / "single" / "grades.csv").read_text(
         encoding="utf-8")
