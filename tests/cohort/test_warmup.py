@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.cohorts import batch, cohort
+from tests.cohorts import batch_here, cohort
 from tests.kit import EX01, KIT
 
 
@@ -77,7 +77,7 @@ def test_grade_batch_warms_once_per_out_then_says_its_bound(course, tmp_path):
 
     folder = cohort(tmp_path / "cohort", 3)
     out = tmp_path / "out"
-    run = batch(course, folder, out, "-j", "2")
+    run = batch_here(course, folder, out, "-j", "2")
     assert run.returncode == 0, run.stderr
     loaded = load_course(course)
     store = AnswerStore(out / "cache" / "answers", answers_fingerprint(loaded))
@@ -88,7 +88,7 @@ def test_grade_batch_warms_once_per_out_then_says_its_bound(course, tmp_path):
     made = marker.stat().st_mtime_ns
     (folder / "s03").mkdir()  # one more student, in English (everyone regraded: the language changed)
     (folder / "s03" / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-    again = batch(course, folder, out, "--lang", "en")  # one judge: the bound counts the run's own
+    again = batch_here(course, folder, out, "--lang", "en")  # one judge: the bound counts the run's own
     assert again.returncode == 0, again.stderr
     assert marker.stat().st_mtime_ns == made  # the same answers: not computed again
     assert time_bound(loaded, ["ex01", "ex02"], 4, 1, "en") in again.stderr
@@ -106,7 +106,7 @@ def test_an_exercise_no_student_handed_in_is_not_warmed(course, tmp_path):
     for name in ("a", "b"):
         (folder / name).mkdir(parents=True)
         (folder / name / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
-    run = batch(course, folder, tmp_path / "out")  # one judge: the warming is the batch's own, before any judge
+    run = batch_here(course, folder, tmp_path / "out")  # one judge: the warming is the batch's own, before any judge
     assert run.returncode == 0, run.stderr
     store = AnswerStore(tmp_path / "out" / "cache" / "answers", answers_fingerprint(load_course(course)))
     assert store.is_warm("ex01") and not store.is_warm("ex02")
