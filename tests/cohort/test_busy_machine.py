@@ -11,7 +11,6 @@ a quiet run, is bench/'s.)
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import json
 import os
@@ -21,10 +20,9 @@ import sys
 
 import pytest
 
-from grader.cohort.batch import time_bound
-from grader.model.course import load_course
 from grader.sandbox.bubblewrap import bwrap_path
-from tests.kit import GRADE, KIT, make_course
+from tests.cohorts import batch_here
+from tests.kit import KIT, make_course
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or bwrap_path() is None,
                                 reason="official grading runs in bubblewrap (Linux); the run queue's delay is Linux's")
@@ -44,19 +42,29 @@ def split_train_val(data, train_frac=0.9):
 """
 
 
-@contextlib.contextmanager
-def busy():
-    """A busy loop per core while the block runs: with two judges, more work than cores."""
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
-    try:
-        yield
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
+@pytest.fixture
+def busy(monkeypatch):
+    """A busy loop per core while the judges grade (the batch's `drive`, in this process): with
+    two judges, more work than cores. How many cores were kept busy, each time it was driven."""
+    import grader.cohort.batch as batch_module
+
+    drive, driven = batch_module.drive, []
+
+    def drive_on_a_busy_machine(*args, **kwargs):
+        hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 1)]
+        driven.append(len(hogs))
+        try:
+            return drive(*args, **kwargs)
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+
+    monkeypatch.setattr(batch_module, "drive", drive_on_a_busy_machine)
+    return driven
 
 
-def test_correct_students_keep_full_marks_on_a_busy_machine_and_a_loop_is_still_stopped(tmp_path):
+def test_correct_students_keep_full_marks_on_a_busy_machine_and_a_loop_is_still_stopped(busy, tmp_path):
     cohort = tmp_path / "cohort"
     for name in ("ana", "loops"):
         (cohort / name).mkdir(parents=True)
@@ -65,22 +73,9 @@ def test_correct_students_keep_full_marks_on_a_busy_machine_and_a_loop_is_still_
     with open(cohort / "loops" / "ex07_split.py", "a", encoding="utf-8") as ex07:
         ex07.write(ENDLESS)
     course = make_course(tmp_path, exercises=("ex06", "ex07"))
-    run = subprocess.Popen(GRADE + ["--course", str(course), "batch", str(cohort), "--out", str(tmp_path / "out"),
-                                    "--no-progress", "-j", "2", "--lang", "en"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # the batch says its bound once its sandboxes are up and the reference answers computed,
-    # right before its judges start: the cores are kept busy from there to the end
-    bound = time_bound(load_course(course), ["ex06", "ex07"], 2, 2, "en")
-    said = []
-    for line in run.stderr:
-        said.append(line)
-        if bound in line:
-            break
-    with busy():
-        _, rest = run.communicate(timeout=600)
-    said.append(rest)
-    assert run.returncode == 0, "".join(said)[-3000:]
-    assert any(bound in line for line in said)  # the students were graded on the busy machine
+    run = batch_here(course, cohort, tmp_path / "out", "-j", "2", "--lang", "en")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert busy == [os.cpu_count() or 1]  # the students were graded while every core was busy
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "out" / "grades.csv").open(encoding="utf-8"))}
     book = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["students"]
     lost = [(e["id"], c["name"], c["message"]) for e in book["ana"]["exercises"] for c in e["checks"]
