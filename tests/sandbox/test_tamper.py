@@ -1,8 +1,10 @@
 """Issue 10, written the way a student who wants the points would write it.
 
-Every attack goes through the real command line (`grade batch`, `grade <ex> --submission`),
-as root here; the PID-namespace attack also as an ordinary user (uid 61999 in a private mount
-namespace that makes the interpreter reachable). Each one must earn nothing: the linked
+Every attack goes through the real command line (`grade batch`, `grade <ex> --submission`,
+`grade all --submission`), as root here, in this process (tests.in_process: the sandboxes and
+workers are real processes); the PID-namespace attack and the tracer also as an ordinary user
+(uid 61999 in a private mount namespace that makes the interpreter reachable), a process of its
+own. Each one must earn nothing: the linked
 folders score 0 with "submission refused", a `*.py` that is a link or a FIFO is not read and
 its exercise scores 0 saying so (a correct answer beside links and FIFOs it never reads, its
 own exercise's file included, keeps full marks), code that goes after what once observed the
