@@ -2,11 +2,11 @@
 
 A call's limit counts the student's own CPU and idle time, never the time it waited for a core
 (grader.sandbox.clock). `grade batch -j 2` grades ex06 and ex07 (the checks that take the most of
-a call's limit: ex06's whole corpus, ex07's split; the cohort tests' 3 s limits) of a correct
-student and of one whose ex07 loops without end on one input, while every core also runs a busy
-loop, so that each judge waits for a core: the correct student keeps full marks, the other keeps
-ex06's, and the endless loop is still stopped at its limit. (The whole course, side by side with
-a quiet run, is bench/'s.)
+a call's limit: ex06's whole corpus, ex07's split; 2 s a check, many times what they take) of a
+correct student and of one whose ex07 loops without end on one input, while every core also runs
+a busy loop, so that each judge waits for a core: the correct student keeps full marks, the other
+keeps ex06's, and the endless loop is still stopped at its limit. (The whole course, side by side
+with a quiet run, is bench/'s.)
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_correct_students_keep_full_marks_on_a_busy_machine_and_a_loop_is_still_
             shutil.copy(KIT / "solutions" / file, cohort / name / file)
     with open(cohort / "loops" / "ex07_split.py", "a", encoding="utf-8") as ex07:
         ex07.write(ENDLESS)
-    course = make_course(tmp_path, exercises=("ex06", "ex07"))
+    course = make_course(tmp_path, timeout=2, exercises=("ex06", "ex07"))  # the endless call: 2 s of its own CPU
     run = batch_here(course, cohort, tmp_path / "out", "-j", "2", "--lang", "en")
     assert run.returncode == 0, run.stderr[-3000:]
     assert busy == [os.cpu_count() or 1]  # the students were graded while every core was busy
