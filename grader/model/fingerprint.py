@@ -22,13 +22,24 @@ def grader_files(package_dir: Path = PACKAGE_DIR) -> list[Path]:
 
 def answers_fingerprint(course, extra: str = "") -> str:
     """The fingerprint of answers computed from the course's solutions with this grader and torch."""
-    import torch
-
     import grader
 
     files = [course.root / "course.toml", *grader_files(), *sorted(course.units_dir.glob("*/*.py")),
              *sorted(course.units_dir.glob("*/hints.toml")), *sorted(course.solutions_dir.glob("*.py"))]
-    return digest_files(files, extra=f"{torch.__version__}:{grader.__version__}:{extra}")
+    return digest_files(files, extra=f"{_torch_version()}:{grader.__version__}:{extra}")
+
+
+def _torch_version() -> str:
+    """torch's version as installed, read without importing it (a resumed `grade batch` with
+    nothing left to grade never needs torch itself)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:  # a torch built in place, without its metadata
+        import torch
+
+        return torch.__version__
 
 
 def derived_fingerprint(base: str, *parts: str) -> str:

@@ -104,3 +104,14 @@ def test_an_answer_read_from_a_slow_run_is_kept_with_it(tmp_path, monkeypatch):
     monkeypatch.setattr(InProcessSubject, "observe", lambda self, a_call: computed.append(a_call) or real(self, a_call))
     (again, table_again), _ = answers("slow_ex12_second")
     assert computed == [] and again == history and bool((table_again["weight"] == table["weight"]).all())
+
+
+def test_the_fingerprint_reads_torchs_version_without_importing_it():
+    import subprocess
+    import sys
+
+    code = ("import sys; from grader.model.course import load_course; "
+            "from grader.model.fingerprint import answers_fingerprint; answers_fingerprint(load_course()); "
+            "print('torch' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "False", run.stderr
