@@ -116,12 +116,12 @@ class GradingPlugin:
         if missing:  # the check's failure, before its fixtures start a worker or a reference
             raise CheckFailed(missing_file_finding(item.name, missing))
 
-    @pytest.hookimpl(hookwrapper=True)
+    @pytest.hookimpl(wrapper=True)  # a grader fault stops the run from here (pytest.exit in _record)
     def pytest_runtest_makereport(self, item, call):
-        outcome = yield
-        report = outcome.get_result()
+        report = yield
         if report.when == "call" or (report.when == "setup" and report.failed):
             self._record(item, call, report)
+        return report
 
     def _record(self, item, call, report) -> None:
         finding = None
