@@ -171,10 +171,10 @@ LEAN_PLUGINS = [arg for name in ("logging", "capture", "faulthandler", "junitxml
 
 
 def pytest_args(course: Course, exercise_ids: list[str]) -> list[str]:
-    """pytest's arguments for the checks of `exercise_ids`: nothing read from above the course's
-    units folder. Without `--confcutdir` (`-c /dev/null` puts it at /dev), every folder above
-    it is a collection step: its `conftest.py` (anyone's /tmp/conftest.py) ran in the grader's
-    own process, and each of its entries was listed and matched (all of /tmp for a course there)."""
+    """pytest's arguments for the checks of `exercise_ids`: nothing is read from above the
+    course's units folder. `--confcutdir` stops there (`-c /dev/null` alone would put it at
+    /dev): no folder above is a collection step, so no `conftest.py` above (anyone's
+    /tmp/conftest.py) runs in the grader's own process and no entry above is listed."""
     files = [str(course.unit(e) / "checks.py") for e in exercise_ids]
     return files + LEAN_PLUGINS + [
         "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise", "-p", "no:warnings",

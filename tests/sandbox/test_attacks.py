@@ -413,9 +413,9 @@ def test_a_symlink_to_the_solution_is_not_followed(submissions):
 
 
 def test_an_answer_costly_to_spell_out_costs_the_grader_nothing(submissions):
-    """ex05's costly answer (costly_ex05): the report names them by shape and size. Spelled out
-    in full they once took the judge minutes past every time limit and wrote gigabytes of
-    report; a 5,000-digit int was a grader error."""
+    """ex05's costly answer (costly_ex05): the report names its parts by shape and size, never
+    spells them out (in full they would take the judge minutes past every time limit and write
+    gigabytes of report), and a 5,000-digit int is no grader error."""
     run, out = submissions["first"]["run"], submissions["first"]["out"]
     assert run.returncode == 1, run.stderr[-2000:]
     assert out.stat().st_size < 200_000
