@@ -41,6 +41,7 @@ import ast
 import contextlib
 import csv
 import html
+import importlib.util
 import io
 import logging
 import os
@@ -58,9 +59,13 @@ from grader.report.layout import width
 from tests.in_process import grade
 
 ROOT = Path(__file__).resolve().parents[2]
-nbformat = pytest.importorskip("nbformat")
-pytest.importorskip("nbgrader")
-pytestmark = pytest.mark.skipif(not (ROOT / "solutions").is_dir(), reason="needs the instructor's kit")
+# nbformat and nbgrader are imported by the tests that use them, not when the suite is collected
+# (every xdist worker collects every module; importing them costs seconds)
+pytestmark = [
+    pytest.mark.skipif(not all(importlib.util.find_spec(name) for name in ("nbformat", "nbgrader")),
+                       reason="needs nbformat and nbgrader (pip install -e '.[instructor]')"),
+    pytest.mark.skipif(not (ROOT / "solutions").is_dir(), reason="needs the instructor's kit"),
+]
 
 TOOLS = str(Path(sys.executable).parent)  # nbgrader's own commands (alembic)
 MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
@@ -127,6 +132,7 @@ def exercise_points(nb, exercise_id: str) -> int:
 
 
 def test_layout_and_schema(folder, course):
+    import nbformat
     from nbgrader.nbgraderformat import MetadataValidator
 
     assert (folder / "nbgrader_config.py").is_file()
@@ -208,6 +214,7 @@ grader.notebook.run_check = run_check
 
 
 def submission(release_nb, solutions: dict[str, str], kind: str):
+    import nbformat
     nb = nbformat.from_dict(release_nb)
     for cell in nb.cells:
         gid = meta(cell).get("grade_id")
@@ -228,6 +235,7 @@ def submission(release_nb, solutions: dict[str, str], kind: str):
 def autograded(folder) -> dict:
     """Both assignments released, every student's notebook handed in and autograded, chapter 5's
     feedback generated: once for the whole module."""
+    import nbformat
     release, source = {}, {}
     nbgrader(folder, "generate_assignment", "*", "--force")  # the id is a glob: every assignment, one start-up
     for assignment, students in STUDENTS.items():
@@ -382,6 +390,7 @@ def test_autograde_logs_no_partial_credit_warning(autograded):
 
 
 def test_test_cells_print_their_report_and_evaluate_to_nothing(autograded):
+    import nbformat
     for student in ("solved", "wrong"):
         nb = nbformat.read(autograded["folder"] / "autograded" / student / "ch05" / "ch05.ipynb", as_version=4)
         cells = _test_cells(nb)
@@ -431,6 +440,7 @@ def test_feedback_shows_hidden_checks_as_their_students_view(autograded, course)
     fail, points, shapes and the diagnosis, as `grade`'s student view; none of the inputs, the
     expected values, the instructor's reasons with values, what the code printed, a traceback's
     frames or a path on the instructor's machine."""
+    import nbformat
     from grader.notebook import check_result
     from grader.report.student_view import call_name, student_check
 
@@ -492,6 +502,7 @@ def ch05_gradebook(tmp_path_factory) -> Path:
 
 @pytest.mark.filterwarnings("ignore:Object of type <SubmittedAssignment> not in session")  # nbgrader's own, no notebooks
 def test_a_student_id_with_a_backslash_keeps_its_scores(ch05_gradebook, tmp_path, monkeypatch):
+    import nbformat
     r"""The batch shows `a\b` as `a\\b` (one text per folder, grader.cohort.students.display_name);
     the nbgrader gradebook still gets the scores of student `a\b`, under that id."""
     from nbgrader.api import Gradebook
@@ -516,6 +527,7 @@ def test_the_gradebook_gets_every_student_or_none(ch05_gradebook, tmp_path, monk
     """An assignment the gradebook does not know (`CH05`) refuses the write before any student
     is written; a folder name that is not text (the byte 0xFF) is skipped and named, the
     others written."""
+    import nbformat
     from nbgrader.api import Gradebook, MissingEntry
 
     from grader.build.nbgrader_gradebook import write_scores
