@@ -383,13 +383,16 @@ def _in_data(index: _Index, blob: bytes, where: str) -> list[str]:
     return index.in_data(value, where) + [leak for text in _strings_of(value) for leak in index.in_bytes(text, where)]
 
 
-def find_solution_leaks(course: Course, root: Path, fingerprints: list[Fingerprint] | None = None) -> list[str]:
-    """Places in `root` (every file under it) that hold a solution function's body, one of
-    its answer lines, or a hand answer (grader.build.hand_answers), in any recoverable form."""
+def find_solution_leaks(course: Course, root: Path, fingerprints: list[Fingerprint] | None = None,
+                        only: list[Path] | None = None) -> list[str]:
+    """Places in `root` (every file under it, or the files of `only` there) that hold a
+    solution function's body, one of its answer lines, or a hand answer
+    (grader.build.hand_answers), in any recoverable form."""
     fingerprints = solution_fingerprints(course) if fingerprints is None else fingerprints
     index = _Index(fingerprints, answer_lines(course, fingerprints), hand_answers(course))
     leaks = []
-    for path in sorted(Path(root).rglob("*")):
+    paths = sorted(Path(root).rglob("*")) if only is None else sorted(Path(root) / path for path in only)
+    for path in paths:
         if path.is_file() and not path.is_symlink():
             leaks += _search_file(index, path, str(path.relative_to(root)))
     return sorted(set(leaks))

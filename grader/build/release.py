@@ -393,9 +393,10 @@ def _copy_kit_files(release: Path, target: Path) -> None:
             shutil.copy2(src, target / rel)
 
 
-def _refuse_leaks(course: Course, out: Path) -> None:
-    """Stop, and leave no release behind, when any file in `out` holds an answer (grader.build.leaks)."""
-    leaks = find_solution_leaks(course, out)
+def _refuse_leaks(course: Course, out: Path, only: list[Path] | None = None) -> None:
+    """Stop, and leave no release behind, when any file in `out` (or of `only` there) holds an
+    answer (grader.build.leaks)."""
+    leaks = find_solution_leaks(course, out, only=only)
     if leaks:
         shutil.rmtree(out)
         raise click.ClickException("发行版里有答案（参考答案的代码或手算的答案）/ the release holds answers "
@@ -439,7 +440,8 @@ def build_release(course: Course, out: Path, *, force: bool = False, echo=click.
         if missing:
             raise click.ClickException(f"{ex_id}: trimmed check module lost public checks {missing}")
     save_answers(seal_recorded(answers, hand_answers(course)), out / "grader" / ANSWERS_FILE)
-    _refuse_leaks(course, out)  # and every file with the recorded answers
+    # the recorded answers are the one file written since every other was searched
+    _refuse_leaks(course, out, only=[Path("grader") / ANSWERS_FILE])
     n_checks = sum(len(v) for v in kept.values())
     echo(f"学生发行版已写入 / student release written to {out} "
          f"({len(course.exercises)} 个练习 / exercises, {n_checks} 项公开检查 / public checks)")

@@ -49,22 +49,26 @@ def course():
 @pytest.fixture(scope="module")
 def built(course, tmp_path_factory) -> dict:
     """The release, built once, and each leak search the build ran: (folder, whether the recorded
-    answers were in it yet, what was found), in order."""
+    answers were in it yet, what was found, the files it searched), in order."""
     import grader.build.release as building
 
     out = tmp_path_factory.mktemp("release") / "gpt-course"
     searches = []
     search = building.find_solution_leaks
 
-    def searched(course, root, *args, **kwargs):
-        leaks = search(course, root, *args, **kwargs)
-        searches.append((Path(root).resolve(), (Path(root) / "grader" / "answers.bin").is_file(), leaks))
+    def searched(course, root, *args, only=None, **kwargs):
+        leaks = search(course, root, *args, only=only, **kwargs)
+        files = {p.relative_to(root).as_posix() for p in Path(root).rglob("*") if p.is_file()}
+        if only is not None:
+            files &= {Path(p).as_posix() for p in only}
+        searches.append((Path(root).resolve(), (Path(root) / "grader" / "answers.bin").is_file(), leaks, files))
         return leaks
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(building, "find_solution_leaks", searched)
         build_release(course, out, echo=lambda *_: None)
-    return {"release": out, "searches": searches}
+    files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}  # before any test runs in it
+    return {"release": out, "searches": searches, "files": files}
 
 
 @pytest.fixture(scope="module")
@@ -377,12 +381,18 @@ def test_no_solution_source(built, course):
     """No solution body, no line of one the course does not give, and no hand answer in the
     release, as text, in a decoded or decompressed blob, in the recorded answers, or as
     bytecode; the build's own search agrees: its last one, run on the finished release (the
-    recorded answers in it), found nothing."""
+    recorded answers in it), found nothing, and every file of the finished release was in one
+    of its searches (the last, once the answers were recorded, searched what the recording wrote)."""
     release = built["release"]
     bodies = solution_bodies(course)
     assert len(bodies) >= len(course.exercises)
     assert hunt(course, release) == []
-    assert built["searches"][-1] == (release.resolve(), True, [])
+    *earlier, (root, recorded, leaks, files) = built["searches"]
+    assert (root, recorded, leaks) == (release.resolve(), True, [])
+    assert files == {"grader/answers.bin"}
+    assert earlier and all(leaks == [] for _, _, leaks, _ in earlier)
+    searched = set().union(*(files for *_, files in built["searches"]))
+    assert searched == built["files"]
 
 
 def test_the_hunt_finds_hidden_answers(release, course, tmp_path):
