@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 import grader.sandbox.exits as exits
@@ -311,6 +313,7 @@ class Worker:
         self._reader: FrameReader | None = None
         self._import_failed: WorkerTimeout | None = None
         self._killed = False
+        self._workdir: str | None = None  # the practice tier's: made here, removed once its process ends
 
     def _ensure(self, limit: float, on_progress=None) -> float:
         """A live worker that has imported the exercise; the seconds its import cost."""
@@ -320,10 +323,17 @@ class Worker:
             return 0.0
         self.pid, self._sock, self._ends = self.zygote.spawn()
         self.zygote.live.add(self)
+        setup = self.setup
+        if self.zygote.tier == PRACTICE:
+            # The worker shares this machine's folders: its working folder is made here and
+            # removed by `close`, which kills the worker rather than letting it clean up. (An
+            # official tier's is in the sandbox, emptied after each worker by the zygote's sweep.)
+            self._workdir = tempfile.mkdtemp(prefix="grade-worker-")
+            setup = {**setup, "workdir": self._workdir}
         self._reader = FrameReader(self._sock, MAX_ANSWER_BYTES)
         self._killed = False
         try:
-            send_frame(self._sock, requestcodec.pack(self.setup))
+            send_frame(self._sock, requestcodec.pack(setup))
         except OSError:
             self._died("worker exited before its setup")
         try:
@@ -421,7 +431,8 @@ class Worker:
             pass
 
     def close(self) -> None:
-        """End the worker process (its process group), and sweep what it left (official tiers)."""
+        """End the worker process (its process group), and sweep what it left: its working
+        folder (practice tier), everything it wrote and started (official tiers)."""
         if self._sock is None:
             return
         self.stop()
@@ -431,6 +442,13 @@ class Worker:
         if self._ends is not None:
             self._ends.close()
             self._ends = None
+        self._remove_workdir()
         self.zygote.sweep()
 
+    def _remove_workdir(self) -> None:
+        if self._workdir is not None:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
     kill = close
+

@@ -22,6 +22,8 @@ def die():
 def shout():
     print("x" * 100000)
     return 1
+def where():
+    return os.getcwd()
 def nested():
     return helper()
 def helper():
@@ -70,6 +72,25 @@ def test_an_infinite_loop_is_stopped_and_the_next_call_still_runs(worker):
     # stopped for the CPU it used at its limit, however busy the machine (not by the backstop)
     assert stopped.value.kind == "cpu"
     assert run(worker, "add", 1, 1)["value"] == 2
+
+
+def test_a_workers_folder_is_removed_once_its_process_has_ended(zygote, tmp_path):
+    """A practice-tier worker works in a folder of its own, made for each of its processes and
+    removed once that process has ended (the judge kills workers; they never clean up after
+    themselves): at a time limit, and when the worker is closed after its last call."""
+    (tmp_path / "ex99_demo.py").write_text(STUDENT, encoding="utf-8")
+    w = worker_for(zygote, tmp_path)
+    try:
+        first = run(w, "where")["value"]
+        assert os.path.isdir(first) and os.path.basename(first).startswith("grade-worker-")
+        with pytest.raises(WorkerTimeout):
+            run(w, "loop", timeout=0.5)
+        assert not os.path.exists(first)
+        second = run(w, "where")["value"]
+        assert second != first and os.path.isdir(second)
+    finally:
+        w.close()
+    assert not os.path.exists(second)
 
 
 def test_a_worker_that_exits_is_reported(worker):
