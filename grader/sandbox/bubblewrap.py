@@ -156,8 +156,10 @@ def command(python: str, *, socket_fd: int, info_fd: int, seccomp_fd: int | None
 class Sandbox:
     """A started bubblewrap process and the zygote inside it (its host pid: `zygote_pid`)."""
 
-    def __init__(self, proc: subprocess.Popen, zygote_pid: int, stderr_path: str):
-        self.proc, self.zygote_pid, self._stderr_path = proc, zygote_pid, stderr_path
+    def __init__(self, proc: subprocess.Popen, zygote_pid: int, stderr):
+        # `stderr`: what bubblewrap says, in a file with no name (nothing is left behind in /tmp
+        # however this process ends)
+        self.proc, self.zygote_pid, self._stderr = proc, zygote_pid, stderr
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -166,10 +168,7 @@ class Sandbox:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        try:
-            os.unlink(self._stderr_path)
-        except OSError:
-            pass
+        self._stderr.close()
 
 
 def start(socket_fd: int, data: list[str]) -> Sandbox:
@@ -191,15 +190,14 @@ def start(socket_fd: int, data: list[str]) -> Sandbox:
         seccomp.build().export_bpf(bpf)
         bpf.seek(0)
         info_read, info_write = os.pipe()
-        err_fd, err_path = tempfile.mkstemp(prefix="grade-bwrap-")
+        stderr = tempfile.TemporaryFile(prefix="grade-bwrap-")
         argv = command(sys.executable, socket_fd=socket_fd, info_fd=info_write, seccomp_fd=bpf.fileno(), data=data,
                        as_root=as_root)
         try:
             proc = subprocess.Popen(argv, pass_fds=(socket_fd, info_write, bpf.fileno()), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=err_fd, close_fds=True)
+                                    stdout=subprocess.DEVNULL, stderr=stderr, close_fds=True)
         finally:
             os.close(info_write)
-            os.close(err_fd)
         info = _read_all(info_read)
     try:
         zygote_pid = int(json.loads(info)["child-pid"]) if info else None
@@ -207,11 +205,11 @@ def start(socket_fd: int, data: list[str]) -> Sandbox:
         zygote_pid = None
     if zygote_pid is None:
         proc.wait()
-        said = Path(err_path).read_text(errors="replace").strip()[-600:]
-        os.unlink(err_path)
+        said = _said(stderr)
+        stderr.close()
         raise IsolationUnavailable(f"bubblewrap 无法建立沙箱（{said or proc.returncode}）。" + WAY_OUT["zh"],
                                    f"bubblewrap could not build the sandbox ({said or proc.returncode}). " + WAY_OUT["en"])
-    return Sandbox(proc, zygote_pid, err_path)
+    return Sandbox(proc, zygote_pid, stderr)
 
 
 def _read_all(fd: int) -> str:
@@ -228,9 +226,15 @@ def _read_all(fd: int) -> str:
 def bwrap_stderr(sandbox: Sandbox) -> str:
     """What bubblewrap said on its way (shown when the zygote never became ready)."""
     try:
-        return Path(sandbox._stderr_path).read_text(errors="replace").strip()[-600:]
-    except OSError:
+        return _said(sandbox._stderr)
+    except (OSError, ValueError):  # closed: the sandbox was killed
         return ""
+
+
+def _said(stderr) -> str:
+    """The end of what bubblewrap wrote to `stderr` (the file it was given)."""
+    stderr.seek(0)
+    return stderr.read().decode(errors="replace").strip()[-600:]
 
 
 __all__ = ["Sandbox", "start", "command", "layers", "worker_view", "python_roots", "bwrap_path", "bwrap_stderr"]

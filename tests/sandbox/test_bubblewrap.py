@@ -187,3 +187,27 @@ def test_without_bubblewrap_official_grading_stops_before_any_student(tmp_path, 
     assert done.returncode == 3, done.stderr
     assert "apt-get install bubblewrap" in done.stderr and "--isolation container" in done.stderr
     assert "Traceback" not in done.stderr and "✓" not in done.stdout
+
+
+def test_a_judge_killed_while_its_sandbox_runs_leaves_no_file_behind(tmp_path):
+    """What bubblewrap says on its way is kept in a file with no name: a judge killed (kill -9)
+    while its sandbox runs leaves nothing in its temporary folder, as one that ends well."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    code = ("import time\nfrom grader.sandbox import BUBBLEWRAP, Zygote\n"
+            "Zygote(BUBBLEWRAP).start()\nprint('ready', flush=True)\ntime.sleep(300)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(scratch)})
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        assert os.listdir(scratch) == []  # while it runs, too
+    finally:
+        proc.kill()
+        proc.wait()
+    assert os.listdir(scratch) == []
+
+
+def test_what_bubblewrap_said_is_the_reason_given_when_it_cannot_build_the_sandbox():
+    with pytest.raises(IsolationUnavailable) as refused:
+        Zygote(BUBBLEWRAP, data=["/nonexistent/folder"]).start()
+    assert "Can't find source path /nonexistent/folder" in refused.value.text("en")
