@@ -56,7 +56,7 @@ def test_short_forms():
 def test_a_huge_answer_is_described_without_being_spelled_out():
     """An answer keyed by 16 MB tensors, or holding a long string or a huge int, is described
     in about the room given, and quickly: the judge's own time is not the student's to spend
-    (a dict keyed by three such tensors once took minutes and wrote gigabytes of report)."""
+    (spelled out, a dict keyed by three such tensors takes minutes and gigabytes of report)."""
     import time
 
     from grader.judge.verdicts import hand_mismatch
@@ -74,8 +74,8 @@ def test_a_huge_answer_is_described_without_being_spelled_out():
 
 
 def test_a_file_that_raises_while_importing_does_not_answer_a_check_that_expects_the_raise():
-    """`raise ValueError` at the top of every exercise file once scored the four checks that
-    expect a ValueError (4/161): the import failed, no function was called."""
+    """`raise ValueError` at the top of every exercise file scores none of the four checks that
+    expect a ValueError: the import failed, no function was called."""
     from grader.judge.verdicts import DEFAULT_TOL, _verdict
     from grader.model.calls import Observation
 

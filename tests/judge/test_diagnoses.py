@@ -2,8 +2,8 @@
 
 Each submission here is a solution file with one bug typed in by hand (not a mistake's
 variant). A bug the course lists must get that mistake's diagnosis and no other; a bug it
-does not list must fail WITHOUT any diagnosis (the old matcher told a decode that joins with
-spaces "decode drops id 0", and an x one id too long "batch and time are swapped").
+does not list must fail WITHOUT any diagnosis (a decode that joins with spaces is not told
+"decode drops id 0", nor an x one id too long "batch and time are swapped").
 
 The submissions are graded in this process (`in_process`, as `grade check` grades mistakes):
 the checks, the references and the diagnosis are the real ones; only the worker is skipped.

@@ -1,7 +1,7 @@
 """A point depends only on what the submission returned, or on the judge's reading of its
-source: the checks that once scored what a probe recorded while the code ran (ex02's net,
-ex04's call counter, ex05's label log, ex11's and ex12's forward logs, hooks and modes) now
-judge outputs on well-chosen inputs. Each test here is natural code a student writes, graded
+source, never on what a probe recorded while the code ran (a net, a call counter, a label log,
+forward logs, hooks or modes): the checks of ex02, ex04, ex05, ex11 and ex12 judge outputs on
+well-chosen inputs. Each test here is natural code a student writes, graded
 in this process (tests.judge.inprocess): the score is what its outputs earn, and a diagnosis
 names the part that failed."""
 

@@ -86,7 +86,7 @@ def test_an_exercise_is_read_with_the_modules_of_its_own_it_imports(tmp_path):
 
 
 def test_torchs_dispatch_switches_are_no_review_matter():
-    """Popping torch's dispatch modes once took ex02's watch off; with the rule read from the
-    source there is nothing to take off, and a file naming them is not flagged for it."""
+    """Popping torch's dispatch modes takes nothing off: ex02's rule is read from the source,
+    not watched while the code runs, and a file naming them is not flagged for it."""
     source = "from torch.utils._python_dispatch import _pop_mode_temporarily\nimport torch\nx = torch._C._len_torch_dispatch_stack()\n"
     assert scan_source(source, "ex02_nll.py") == []
