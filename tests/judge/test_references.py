@@ -63,7 +63,7 @@ def test_the_answer_store_is_its_owners_alone_from_the_start(tmp_path):
     store = AnswerStore(tmp_path / "cache" / "answers", "fp", min_seconds=0.0)
     old = os.umask(0o022)
     try:
-        store.put("k", Observation(ok=True, value=1), seconds=5.0)
+        store.put("k", Observation(ok=True, value=1))
         store.mark_warm("ex12")
     finally:
         os.umask(old)
