@@ -3,9 +3,9 @@ kept on disk when slow (ex12's training), with the exercise's known mistakes bes
 
 from __future__ import annotations
 
-import os
-
+import contextlib
 import hashlib
+import os
 import importlib.util
 import sys
 import time
@@ -18,6 +18,10 @@ from grader.model.calls import Call, Observation
 from grader.model.course import Course
 from grader.model.files import atomic_write
 from grader.model.fingerprint import answers_fingerprint
+
+# the longest one process waits for another computing the same exercise's answers (ex12's
+# training takes seconds; a process stopped while it held the lock does not stop the others)
+LOCK_WAIT = 120.0
 
 def load_module_from(folder: Path, module_name: str, as_name: str | None = None) -> types.ModuleType:
     """Import `folder/module_name.py` (its folder on sys.path, for imports between exercises)."""
@@ -44,6 +48,7 @@ class AnswerStore:
         self.folder = Path(folder)
         self.fingerprint = fingerprint
         self.min_seconds = min_seconds
+        self._unlocked = False  # no lock could be had once: none is waited for again
 
     def is_warm(self, exercise_id: str) -> bool:
         """Whether an exercise's slow answers were all computed ahead (grader.cohort.warmup)."""
@@ -65,6 +70,38 @@ class AnswerStore:
     def _path(self, key: str) -> Path:
         return self.folder / hashlib.sha256(f"{self.fingerprint}:{key}".encode()).hexdigest()[:32]
 
+    @contextlib.contextmanager
+    def computing(self, name: str):
+        """Held while this process computes answers of `name` (an exercise) that are not on disk
+        yet: a second process that needs one of them waits, then reads what the first kept,
+        rather than compute it again (two judges of a batch, two students' `grade ex12`). The
+        lock is the operating system's (`fcntl`, `msvcrt`): one a process held ends with it.
+        Where there is none, where the folder cannot be written, or once a wait has lasted
+        `LOCK_WAIT` (a process stopped while it held it), this process computes without one:
+        slower, not wrong.
+
+            >>> with store.computing("ex12"):
+            ...     answer = store.get(key) or compute_and_put(key)
+        """
+        lock_class = None if self._unlocked else _os_file_lock()
+        if lock_class is None:
+            yield
+            return
+        from filelock import Timeout
+
+        lock = lock_class(str(self._path(f"lock:{name}")) + ".lock", timeout=LOCK_WAIT)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            lock.acquire()
+        except (OSError, Timeout):
+            self._unlocked = True
+            yield
+            return
+        try:
+            yield
+        finally:
+            lock.release()
+
     def get(self, key: str) -> Observation | None:
         import grader.sandbox.wire as wire
 
@@ -83,6 +120,24 @@ class AnswerStore:
                                                       "output": obs.output}))
         except OSError:
             pass  # no cache: slower, not wrong
+
+
+def _os_file_lock():
+    """filelock's lock class for this system's own file locks, or None where there are none (its
+    fallback, a lock file's mere existence, would outlive a process killed while it held it)."""
+    try:
+        import fcntl  # noqa: F401
+    except ImportError:
+        try:
+            import msvcrt  # noqa: F401
+        except ImportError:
+            return None
+        from filelock import WindowsFileLock
+
+        return WindowsFileLock
+    from filelock import UnixFileLock
+
+    return UnixFileLock
 
 
 class Reference:
@@ -104,10 +159,18 @@ class Reference:
 
     def _compute(self, key: str, subject: InProcessSubject, a_call: Call) -> tuple[Observation, bool]:
         """The observation, and whether it is a slow one (kept on disk, or read from there)."""
-        if self._store is not None:
-            stored = self._store.get(key)
+        if self._store is None:
+            return self._computed(key, subject, a_call)
+        stored = self._store.get(key)
+        if stored is not None:
+            return stored, True
+        with self._store.computing(self.exercise_id):
+            stored = self._store.get(key)  # kept by another process while this one waited
             if stored is not None:
                 return stored, True
+            return self._computed(key, subject, a_call)
+
+    def _computed(self, key: str, subject: InProcessSubject, a_call: Call) -> tuple[Observation, bool]:
         start = time.monotonic()
         obs = subject.observe(a_call)
         seconds = time.monotonic() - start

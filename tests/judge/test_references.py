@@ -115,3 +115,89 @@ def test_the_fingerprint_reads_torchs_version_without_importing_it():
             "print('torch' in sys.modules)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "False", run.stderr
+
+
+COUNTED_TRAINING = '''
+import time
+
+TRAININGS = []
+
+
+def train_bigram(train_data, val_data, vocab_size, **settings):
+    TRAININGS.append(1)
+    time.sleep(1.2)  # slow enough to be kept on disk
+    return BigramLanguageModel(vocab_size), [{"step": 0, "train": 4.0, "val": 4.0}]
+'''
+
+
+def test_a_slow_answer_another_judge_is_computing_is_waited_for_not_computed_again(tmp_path):
+    """Two judges need ex12's training at once (two students' `grade ex12`, two judges of a
+    batch): one trains, the other waits for its lock and reads the answer it kept. Each judge
+    here is a thread with its own reference and its own lock on the store, as two processes
+    would have (the lock is the file's, not the process's)."""
+    import threading
+
+    from grader.judge import probe
+    from grader.judge.references import AnswerStore, Reference, load_module_from
+    from tests.corpus import FILE
+
+    (tmp_path / "counted_ex12.py").write_text(COUNTED_TRAINING, encoding="utf-8")
+    a_call = probe("ex12.history", str(FILE))
+    modules = [load_module_from(tmp_path, "counted_ex12", f"counted_ex12_{n}") for n in range(2)]
+    answers: dict[int, object] = {}
+
+    def judge(n: int) -> None:
+        reference = Reference("ex12", modules[n], mistakes=[], store=AnswerStore(tmp_path / "answers", "fp"))
+        answers[n] = reference.observe(a_call).value
+
+    judges = [threading.Thread(target=judge, args=(n,)) for n in range(2)]
+    for thread in judges:
+        thread.start()
+    for thread in judges:
+        thread.join(timeout=60)
+    assert len(modules[0].TRAININGS) + len(modules[1].TRAININGS) == 1
+    assert answers[0] == answers[1] and answers[0][0]["step"] == 0
+
+
+def test_without_a_lock_the_answer_is_computed_all_the_same(tmp_path):
+    """A cache folder that cannot be written: no lock, no file kept, the answer computed."""
+    from grader.judge import probe
+    from grader.judge.references import AnswerStore, Reference, load_module_from
+    from tests.corpus import FILE
+
+    (tmp_path / "counted_ex12.py").write_text(COUNTED_TRAINING, encoding="utf-8")
+    module = load_module_from(tmp_path, "counted_ex12", "counted_ex12_unlocked")
+    (tmp_path / "answers").write_text("a file where the folder would be", encoding="utf-8")
+    reference = Reference("ex12", module, mistakes=[], store=AnswerStore(tmp_path / "answers", "fp"))
+    assert reference.observe(probe("ex12.history", str(FILE))).value[0]["step"] == 0
+    assert module.TRAININGS == [1]
+
+
+def test_a_lock_held_too_long_is_waited_for_once(tmp_path, monkeypatch):
+    """A process stopped while it held the lock (Ctrl-Z): this one waits `LOCK_WAIT` once, then
+    computes without the lock, and asks for no lock again."""
+    import pytest
+    from filelock import UnixFileLock
+
+    import grader.judge.references as references
+    from grader.judge import probe
+    from grader.judge.references import AnswerStore, Reference, load_module_from
+    from tests.corpus import FILE
+
+    monkeypatch.setattr(references, "LOCK_WAIT", 0.2)
+    (tmp_path / "counted_ex12.py").write_text(COUNTED_TRAINING, encoding="utf-8")
+    module = load_module_from(tmp_path, "counted_ex12", "counted_ex12_stopped")
+    store = AnswerStore(tmp_path / "answers", "fp")
+    (tmp_path / "answers").mkdir()
+    held = UnixFileLock(str(store._path("lock:ex12")) + ".lock")
+    held.acquire()
+    try:
+        reference = Reference("ex12", module, mistakes=[], store=store)
+        assert reference.observe(probe("ex12.history", str(FILE))).value[0]["step"] == 0
+        monkeypatch.setattr(references, "_os_file_lock", lambda: pytest.fail("asked for the lock again"))
+        other = Reference("ex12", load_module_from(tmp_path, "counted_ex12", "counted_ex12_next"), mistakes=[],
+                          store=store)
+        assert other.observe(probe("ex12.history", str(FILE), 1)).ok
+    finally:
+        held.release()
+    assert module.TRAININGS == [1]
