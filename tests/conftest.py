@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.runner_double import in_process_runner  # noqa: F401  (a fixture: grading with no sandbox)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -137,7 +137,7 @@ def test_sandboxes_that_cannot_be_kept_stop_the_batch_and_charge_no_one(course, 
         assert (out / name).read_bytes() == (full / name).read_bytes()
 
 
-def test_changed_submission_is_regraded(course, tmp_path):
+def test_changed_submission_is_regraded(course, tmp_path, in_process_runner):
     folder = cohort(tmp_path / "cohort", 2)
     assert batch_here(course, folder, tmp_path / "out", "--only", "ex01").returncode == 0
     (folder / "s01" / EX01).write_text((KIT / "solutions" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
@@ -155,7 +155,7 @@ def test_one_student_is_counted_in_the_singular(course, uninterrupted, tmp_path)
     assert run.stdout.splitlines()[-1].startswith("1 student (0 with a note), mean "), run.stdout
 
 
-def test_shards_merge_into_the_full_gradebook(course, uninterrupted, tmp_path):
+def test_shards_merge_into_the_full_gradebook(course, uninterrupted, tmp_path, in_process_runner):
     folder, full, _ = uninterrupted
     for i in (1, 2):
         run = batch_here(course, folder, tmp_path / f"shard{i}", "--shard", f"{i}/2", "--lang", "en")
@@ -203,7 +203,7 @@ def _notebook(cells: list[tuple[str, dict | None]]) -> dict:
                        "metadata": ({"nbgrader": meta} if meta else {})} for src, meta in cells]}
 
 
-def test_nbgrader_submissions(course, tmp_path):
+def test_nbgrader_submissions(course, tmp_path, in_process_runner):
     solution = (KIT / "solutions" / EX01).read_text(encoding="utf-8")
     stub = (KIT / "exercises" / EX01).read_text(encoding="utf-8")
     for student, code in (("ann", solution), ("ben", stub)):

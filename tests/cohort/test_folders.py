@@ -10,7 +10,9 @@ costing nothing; what lies deeper (a link in a nested folder, a FIFO deep inside
 environment, a folder of 5,000 files), never walked, costing nothing; a folder over the
 entry cap where exercises are read from, which refuses the whole submission (every exercise 0,
 "submission refused" in the note, in every check's message and in report.html); names that are
-formulas, the header or the max row. Unit tests of the keys and cells, then one real batch.
+formulas, the header or the max row. Unit tests of the keys and cells, then batches: the
+hostile cohort in real sandboxes, the rest through the in-process runner double
+(tests.runner_double), as what they prove is decided outside the sandbox.
 """
 
 from __future__ import annotations
@@ -380,7 +382,7 @@ def test_every_folder_one_row(course, special):
     assert json.loads((out / "results.json").read_text(encoding="utf-8")) == book
 
 
-def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
+def test_out_is_checked_before_grading(course, tmp_path, monkeypatch, in_process_runner):
     folder = tmp_path / "cohort"
     (folder / "s").mkdir(parents=True)
     (folder / "s" / EX01).write_text(SOLUTION_EX01, encoding="utf-8")
@@ -449,7 +451,7 @@ def test_out_is_checked_before_grading(course, tmp_path, monkeypatch):
         assert run.returncode == 2 and "Traceback" not in run.stderr
 
 
-def test_a_second_batch_on_the_same_out_is_refused(course, tmp_path):
+def test_a_second_batch_on_the_same_out_is_refused(course, tmp_path, in_process_runner):
     folder = tmp_path / "cohort"
     (folder / "s").mkdir(parents=True)  # graded for three seconds at least: the second batch comes meanwhile
     (folder / "s" / EX01).write_text("import time\ntime.sleep(3)\n" + SOLUTION_EX01, encoding="utf-8")
@@ -477,7 +479,7 @@ def test_a_second_batch_on_the_same_out_is_refused(course, tmp_path):
     assert third.returncode == 2 and "another cohort" in third.stderr
 
 
-def test_an_edited_state_file_does_not_reach_the_gradebook(course, tmp_path):
+def test_an_edited_state_file_does_not_reach_the_gradebook(course, tmp_path, in_process_runner):
     folder = tmp_path / "cohort"
     (folder / "s").mkdir(parents=True)
     (folder / "s" / EX01).write_text((KIT / "exercises" / EX01).read_text(encoding="utf-8"), encoding="utf-8")
@@ -589,7 +591,7 @@ def test_a_student_folder_linked_nowhere_keeps_its_row(course, tmp_path):
         assert not student.present and student.problems[0]["reason"] == "dead_link", student
 
 
-def test_names_a_batch_looks_for_cannot_stop_it(course, tmp_path):
+def test_names_a_batch_looks_for_cannot_stop_it(course, tmp_path, in_process_runner):
     """OUT's lock name as a link to a name too long, a `submitted` link to one, a folder that
     cannot be searched (as an ordinary user, the batch's: 0o000 here, root's own elsewhere):
     each a row, the others graded, never the whole batch stopped."""
@@ -720,7 +722,7 @@ def test_a_write_killed_mid_way_leaves_no_temporary_file_after_the_next_run(tmp_
     assert (out / "students" / "s~1.json").exists()
 
 
-def test_staged_files_removed_under_a_run_are_not_the_students_result(course, tmp_path):
+def test_staged_files_removed_under_a_run_are_not_the_students_result(course, tmp_path, in_process_runner):
     """OUT/staged is the batch's own copy (no worker reaches it). Removed while the student is
     graded, the student is not saved as 'missing': the gradebook is refused with a message,
     and the same command again grades them in full."""
@@ -748,7 +750,7 @@ def test_staged_files_removed_under_a_run_are_not_the_students_result(course, tm
     assert float(slow[1]) == load_course(course).exercise("ex01").points
 
 
-def test_a_file_nested_too_deeply_to_scan_is_flagged_not_fatal(course, tmp_path):
+def test_a_file_nested_too_deeply_to_scan_is_flagged_not_fatal(course, tmp_path, in_process_runner):
     """An expression hundreds of levels deep (valid Python: the import takes it) is more than
     the trusted scan's recursion can read: the student is flagged for review and graded, the
     others too, and `grade ex01` says the same, never a traceback."""
@@ -772,7 +774,7 @@ def test_a_file_nested_too_deeply_to_scan_is_flagged_not_fatal(course, tmp_path)
     assert single.returncode in (0, 1) and "Traceback" not in single.stdout + single.stderr, single.stderr[-2000:]
 
 
-def test_outs_inside_dir_resume_and_merge_never_writes_into_a_student(course, tmp_path):
+def test_outs_inside_dir_resume_and_merge_never_writes_into_a_student(course, tmp_path, in_process_runner):
     """A shard's OUT inside DIR killed before its cohort file was written (its lock alone), or
     whose seal no longer holds (an older kit's, moved), resumes and is sealed again; `grade
     merge --out DIR/<a student's folder>` is refused as `grade batch --out` is; a student's

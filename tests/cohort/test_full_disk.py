@@ -28,7 +28,8 @@ def small_disk(tmp_path):
     subprocess.run(["umount", "-l", str(where)], check=False)
 
 
-def test_a_full_disk_is_refused_then_the_same_book_once_there_is_room(course, tmp_path, small_disk):  # noqa: F811
+def test_a_full_disk_is_refused_then_the_same_book_once_there_is_room(course, tmp_path, small_disk,  # noqa: F811
+                                                                      in_process_runner):
     folder = cohort(tmp_path / "cohort", 3)
     out = small_disk / "out"
     full = batch(course, folder, out, "-j", "1")

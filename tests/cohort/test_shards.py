@@ -29,6 +29,7 @@ import pytest
 import yaml
 
 from tests.cohorts import HOSTILE, batch_here, ch05_cohort
+from tests.runner_double import runner_double
 from tests.kit import KIT
 from tests.in_process import grade
 
@@ -56,7 +57,8 @@ def cohort(tmp_path_factory):
     """The cohort, the gradebook of one `grade batch` of all of it, and that run's OUT."""
     tmp = tmp_path_factory.mktemp("shards")
     folder = ch05_cohort(tmp / "cohort")
-    single = batch_here(COURSE, folder, tmp / "single", "--only", "ex01")  # one judge: the shards have two
+    with runner_double():  # the shards below run in real sandboxes: the same gradebook
+        single = batch_here(COURSE, folder, tmp / "single", "--only", "ex01")  # one judge: the shards have two
     assert single.returncode == 0, single.stderr
     book, grades = gradebook(tmp / "single")
     rows = {r["student"]: r for r in csv.DictReader(grades.splitlines())}
@@ -209,7 +211,7 @@ def test_the_workflow_passes_actionlint():
     assert actionlint(EXAMPLES / "github-actions-shards.yml") == []
 
 
-def test_merge_takes_every_shard_of_one_cohort_once(cohort, matrix, slurm, tmp_path):
+def test_merge_takes_every_shard_of_one_cohort_once(cohort, matrix, slurm, tmp_path, in_process_runner):
     """A shard missing or given twice, shards cut differently, a student in two gradebooks,
     gradebooks of another cohort: refused (exit 2), nothing written; all shards: merged.
     The shards: the matrix's 4 and the job array's first of 2 (graded above), the single run."""
@@ -265,7 +267,7 @@ def test_merge_takes_every_shard_of_one_cohort_once(cohort, matrix, slurm, tmp_p
     assert gradebook(tmp_path / "merged") == (cohort[1], cohort[2])  # the single run's, to the byte
 
 
-def test_merge_sees_a_cohort_that_changed_between_shards(tmp_path):
+def test_merge_sees_a_cohort_that_changed_between_shards(tmp_path, in_process_runner):
     """The same number of students, not the same students: a student who came after shard 1
     and one who left before shard 2 would each be lost or kept without a word."""
     folder = tmp_path / "cohort"

@@ -68,7 +68,7 @@ def test_a_reference_pass_that_fails_leaves_the_judges_to_compute(course, tmp_pa
     assert failing.store().is_warm("ex01") is False
 
 
-def test_grade_batch_warms_once_per_out_then_says_its_bound(course, tmp_path):
+def test_grade_batch_warms_once_per_out_then_says_its_bound(course, tmp_path, in_process_runner):
     from grader.cohort.batch import time_bound
     from grader.model.messages import default_lang
     from grader.judge.references import AnswerStore
@@ -95,7 +95,7 @@ def test_grade_batch_warms_once_per_out_then_says_its_bound(course, tmp_path):
     assert again.stdout.startswith("4 students (") and "名" not in again.stdout + again.stderr
 
 
-def test_an_exercise_no_student_handed_in_is_not_warmed(course, tmp_path):
+def test_an_exercise_no_student_handed_in_is_not_warmed(course, tmp_path, in_process_runner):
     """Cost follows the work: a cohort of ex01 files graded on the whole course computes none
     of ex02's reference answers (ex12's trainings, in the real course)."""
     from grader.judge.references import AnswerStore

@@ -51,7 +51,7 @@ def test_a_deleted_exercise_file_says_it_is_gone_not_unfinished(root, tmp_path):
     assert told == {"ex03_param_budget.py 不在提交目录中"}, told  # hidden checks too: never "your code raised"
 
 
-def test_a_missing_file_is_named_in_the_submission_folder_given(root, tmp_path):
+def test_a_missing_file_is_named_in_the_submission_folder_given(root, tmp_path, in_process_runner):
     """Under `--submission DIR` the line names DIR's file, not an `exercises/` the student never had."""
     (tmp_path / "handed-in").mkdir()
     shutil.copy(root / "solutions" / "ex01_windows.py", tmp_path / "handed-in")
@@ -110,7 +110,7 @@ def test_an_output_folder_that_cannot_be_made_is_a_usage_error(tmp_path, command
                                                                                        "cohort.json"]
 
 
-def test_json_parses_and_scores_add_up(root, tmp_path):
+def test_json_parses_and_scores_add_up(root, tmp_path, in_process_runner):
     sub = tmp_path / "sub"
     sub.mkdir()
     shutil.copy(root / "solutions" / "ex01_windows.py", sub)
@@ -130,7 +130,7 @@ def test_json_parses_and_scores_add_up(root, tmp_path):
     assert by_id["ex02"]["score"] == 0 and "not in the submission folder" in by_id["ex02"]["checks"][0]["message"] or True
 
 
-def test_a_wrong_answer_shows_expected_against_got_and_the_mistake(root, tmp_path):
+def test_a_wrong_answer_shows_expected_against_got_and_the_mistake(root, tmp_path, in_process_runner):
     sub = tmp_path / "sub"
     sub.mkdir()
     source = (root / "solutions" / "ex01_windows.py").read_text(encoding="utf-8")
@@ -269,7 +269,7 @@ def test_without_data_or_network_the_message_says_how_to_get_it_once(grade_exe, 
     assert "see above" in run.stdout
 
 
-def test_a_folder_name_that_is_not_utf8_gives_valid_reports(root, tmp_path):
+def test_a_folder_name_that_is_not_utf8_gives_valid_reports(root, tmp_path, in_process_runner):
     """A byte that is not UTF-8 in the folder's name (as Python's argv carries it): every format
     written whole and valid, no traceback (each run writes them all: --format/--out pairs)."""
     folder = os.path.join(os.fsencode(tmp_path), b"st\xfeudent")
@@ -287,7 +287,7 @@ def test_a_folder_name_that_is_not_utf8_gives_valid_reports(root, tmp_path):
                 assert json.loads(text)["score"] == 10 * (1 - code)
 
 
-def test_a_grade_init_folder_given_as_submission_is_graded_from_its_exercises(root, tmp_path):
+def test_a_grade_init_folder_given_as_submission_is_graded_from_its_exercises(root, tmp_path, in_process_runner):
     """`--submission alice` where alice/exercises/ holds the files (as `grade init` makes it):
     read from there, as `grade batch` reads a student's folder."""
     (tmp_path / "alice" / "exercises").mkdir(parents=True)
