@@ -61,7 +61,7 @@ def test_grade_data_labels_follow_the_language(tmp_path):
     assert "路径" in chinese.stdout and "字节" in chinese.stdout
 
 
-def test_a_syntax_error_is_said_once_with_a_caret(root, tmp_path):
+def test_a_syntax_error_is_said_once_with_a_caret(root, tmp_path, in_process_runner):
     source = (root / "solutions" / "ex01_windows.py").read_text(encoding="utf-8")
     (tmp_path / "ex01_windows.py").write_text(source.replace("    windows = []", "    windows = [", 1), encoding="utf-8")
     run = grade("ex01", "--lang", "en", "--submission", str(tmp_path))
@@ -75,7 +75,7 @@ def test_a_syntax_error_is_said_once_with_a_caret(root, tmp_path):
     assert not chinese_outside_quotes(out) and not INTERNAL.search(out + run.stderr)
 
 
-def test_a_wrong_answer_fits_a_terminal_in_english(root, tmp_path):
+def test_a_wrong_answer_fits_a_terminal_in_english(root, tmp_path, in_process_runner):
     source = (root / "solutions" / "ex01_windows.py").read_text(encoding="utf-8")
     wrong = source.replace("y = tokens[i + 1:i + block_size + 1]", "y = tokens[i:i + block_size]", 1)
     assert wrong != source
@@ -90,7 +90,7 @@ def test_a_wrong_answer_fits_a_terminal_in_english(root, tmp_path):
     assert "2,084" not in run.stdout and re.search(r"make_windows\(\[[^\]]*\], \d", run.stdout)
 
 
-def test_show_answers_is_the_instructors_option(root, tmp_path):
+def test_show_answers_is_the_instructors_option(root, tmp_path, in_process_runner):
     """`grade ex03 --show-answers` (text, json) puts the hand answer and the fix under the failing
     check; the student's default report has neither; other formats are a usage error."""
     import json
