@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import importlib.util
+import os
 import sys
 import time
 import types
@@ -22,6 +22,7 @@ from grader.model.fingerprint import answers_fingerprint
 # the longest one process waits for another computing the same exercise's answers (ex12's
 # training takes seconds; a process stopped while it held the lock does not stop the others)
 LOCK_WAIT = 120.0
+
 
 def load_module_from(folder: Path, module_name: str, as_name: str | None = None) -> types.ModuleType:
     """Import `folder/module_name.py` (its folder on sys.path, for imports between exercises)."""
