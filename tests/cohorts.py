@@ -125,8 +125,9 @@ def ch05_cohort(folder: Path) -> Path:
 
 def batch_here(course: Path, folder: Path, out: Path | str, *extra: str) -> subprocess.CompletedProcess:
     """`batch` run in this process (tests.in_process), where a fresh interpreter proves nothing
-    more: a run refused before anyone is graded, or a gradebook read from OUT (the judges and
-    their sandboxes are real processes either way). Shaped as `batch`'s answer, its stderr the
+    more: a run refused before anyone is graded, or a gradebook read from OUT (the judges are
+    real processes either way, and so are their sandboxes unless the test takes the runner
+    double, tests.runner_double). Shaped as `batch`'s answer, its stderr the
     batch's own (not its judges'); an exception the command let out is raised, as a real run
     would print its traceback. One judge unless EXTRA says `-j`, as `batch`.
 
