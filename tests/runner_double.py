@@ -17,7 +17,7 @@ tests/cohort/test_isolation.py, the kill -9, Ctrl-C, busy-machine and time-limit
 tests/cohort, the cheater of tests/build/test_nbgrader.py). That the double grades as the real
 runner does is proven where a gradebook it wrote is compared with one the real runner wrote:
 tests/cohort/test_batch.py::test_shards_merge_into_the_full_gradebook (byte for byte) and
-tests/cohort/test_shards.py (every shard run of the example workflows).
+tests/cohort/test_shards.py (every shard run of the example workflows, timings aside).
 
     def test_resume(course, tmp_path, in_process_runner):
         run = batch_here(course, cohort(tmp_path / "c", 3), tmp_path / "out")   # no sandbox started
