@@ -50,6 +50,7 @@ class AnswerStore:
         self.fingerprint = fingerprint
         self.min_seconds = min_seconds
         self._unlocked = False  # no lock could be had once: none is waited for again
+        self._locks: dict = {}  # (process, exercise) -> its lock, one object so that a nested hold counts
 
     def is_warm(self, exercise_id: str) -> bool:
         """Whether an exercise's slow answers were all computed ahead (grader.cohort.warmup)."""
@@ -77,6 +78,7 @@ class AnswerStore:
         yet: a second process that needs one of them waits, then reads what the first kept,
         rather than compute it again (two judges of a batch, two students' `grade ex12`). The
         lock is the operating system's (`fcntl`, `msvcrt`): one a process held ends with it.
+        Held again by this store (a computation nested in another of the exercise), it is taken at once.
         Where there is none, where the folder cannot be written, or once a wait has lasted
         `LOCK_WAIT` (a process stopped while it held it), this process computes without one:
         slower, not wrong.
@@ -90,7 +92,10 @@ class AnswerStore:
             return
         from filelock import Timeout
 
-        lock = lock_class(str(self._path(f"lock:{name}")) + ".lock", timeout=LOCK_WAIT)
+        mine = (os.getpid(), name)  # a forked process (the warm-up's) makes its own: filelock refuses an inherited one
+        if mine not in self._locks:
+            self._locks[mine] = lock_class(str(self._path(f"lock:{name}")) + ".lock", timeout=LOCK_WAIT)
+        lock = self._locks[mine]
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             lock.acquire()

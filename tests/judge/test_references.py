@@ -201,3 +201,18 @@ def test_a_lock_held_too_long_is_waited_for_once(tmp_path, monkeypatch):
     finally:
         held.release()
     assert module.TRAININGS == [1]
+
+
+def test_a_computation_that_needs_another_answer_of_its_exercise_does_not_wait_for_itself(tmp_path, monkeypatch):
+    """The lock is held per store and counted: an answer computed while this store holds its
+    exercise's lock (a reference that reads another of its answers) takes it again at once,
+    and the store goes on using the lock."""
+    import grader.judge.references as references
+    from grader.judge.references import AnswerStore
+
+    monkeypatch.setattr(references, "LOCK_WAIT", 0.2)
+    store = AnswerStore(tmp_path / "answers", "fp")
+    with store.computing("ex12"):
+        with store.computing("ex12"):
+            assert not store._unlocked  # taken again, not waited for until the store gave up locking
+    assert not store._unlocked
