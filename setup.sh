@@ -9,6 +9,10 @@ PYTHON="${PYTHON:-python3}"
 # is the torch the kit keeps (its own requirement allows others).
 .venv/bin/pip install --quiet "torch==2.13.0"
 .venv/bin/pip install --quiet -e ".[dev]"
+# The kit's own bytecode, as pip writes it for an installed package (an editable install writes
+# none): a sandboxed worker reads the kit read-only and never writes bytecode, nor does any
+# process where PYTHONDONTWRITEBYTECODE is set, so without it each would compile the kit again.
+.venv/bin/python -m compileall -q grader >/dev/null
 # Official grading (grade batch, --submission as root or in CI) runs each submission inside
 # bubblewrap, with a libseccomp syscall filter: installed here where this is Debian/Ubuntu as root.
 if ! command -v bwrap >/dev/null; then
