@@ -53,9 +53,18 @@ def pytest_configure(config):
     # The tests that grade or compute references in this process run the judge's side here: as
     # the kit's judge runs it (grader.run.startup.load_judge), torch on one thread, whose idle
     # threads would otherwise spin on a machine whose every core is busy with other tests.
-    from grader.run.startup import load_judge
+    # xdist's controller runs no test: its workers start sooner without torch's import here.
+    if not _distributes(config):
+        from grader.run.startup import load_judge
 
-    load_judge()
+        load_judge()
+
+
+def _distributes(config) -> bool:
+    """Whether this process is pytest-xdist's controller (`-n N`, N > 0): it hands the tests to
+    its workers, which have `workerinput`, and runs none itself."""
+    return (not hasattr(config, "workerinput") and config.getoption("dist", "no") != "no"
+            and bool(config.getoption("tx", None)))
 
 
 @pytest.fixture(scope="session")
