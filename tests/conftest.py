@@ -50,6 +50,13 @@ def pytest_configure(config):
     # Nothing in the tests reaches outside this machine: a download the kit would try goes to
     # a closed local port (the download tests serve the file themselves on 127.0.0.1).
     os.environ.setdefault("GPT_COURSE_DATA_URL", "http://127.0.0.1:9/tinyshakespeare/input.txt")
+    # Every process the tests start keeps its native thread pools on one thread, as the kit's
+    # own judges and workers do: with every core busy with other tests, a second thread only
+    # spins (nbgrader's kernels, the venvs' interpreters and the helpers set none themselves).
+    from grader.sandbox.limits import ONE_THREAD_ENV
+
+    for name, value in ONE_THREAD_ENV.items():
+        os.environ.setdefault(name, value)
     # The tests that grade or compute references in this process run the judge's side here: as
     # the kit's judge runs it (grader.run.startup.load_judge), torch on one thread, whose idle
     # threads would otherwise spin on a machine whose every core is busy with other tests.

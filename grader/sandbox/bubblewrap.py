@@ -36,6 +36,7 @@ from pathlib import Path
 from grader.model.paths import PACKAGE_DIR
 import grader.sandbox.seccomp as seccomp
 from grader.sandbox.isolation import WAY_OUT, IsolationUnavailable
+from grader.sandbox.limits import ONE_THREAD_ENV
 
 TMP_SIZE = 512 * 1024 * 1024  # bytes of /tmp inside the sandbox
 SHM_SIZE = 64 * 1024 * 1024   # bytes of /dev/shm
@@ -48,8 +49,7 @@ ZYGOTE_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "localtime")
 ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-       "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "OMP_NUM_THREADS": "1",
-       "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+       "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", **ONE_THREAD_ENV}
 
 
 def bwrap_path() -> str | None:

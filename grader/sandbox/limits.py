@@ -16,6 +16,10 @@ FILE_SIZE_CAP = 16 * 1024 * 1024  # bytes a worker may write to any one file
 DEFAULT_LIMITS = {"memory": 6 * 1024**3, "cpu": 3600, "processes": 64}
 MAX_ANSWER_BYTES = 64 * 1024**2  # one answer frame from a worker (the largest real one: ex06 on the corpus)
 OOM_FIRST = 1000  # /proc/self/oom_score_adj of a worker: the kernel's first choice when memory runs out
+# The environment of every fresh interpreter that runs workers: native thread pools (OpenMP, MKL,
+# OpenBLAS, macOS's Accelerate) on one thread, as torch.set_num_threads(1) keeps torch's own.
+ONE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+                  "VECLIB_MAXIMUM_THREADS": "1"}
 
 
 def apply_limits(limits: dict, *, processes: bool = False) -> dict:

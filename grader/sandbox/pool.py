@@ -34,16 +34,13 @@ import threading
 import grader.sandbox.plaincodec as plaincodec
 from grader.model.paths import PACKAGE_DIR
 from grader.sandbox.framing import CHUNK, recv_frame, send_frame
-from grader.sandbox.limits import DEFAULT_LIMITS
+from grader.sandbox.limits import DEFAULT_LIMITS, ONE_THREAD_ENV
 from grader.sandbox.failures import WorkerDied
 from grader.sandbox.isolation import PRACTICE
 from grader.sandbox.tree import for_this_os
 
 POOL_SIZE = 1          # ready interpreters kept (one submission at a time needs one)
 START_TIMEOUT = 300.0  # seconds a fresh interpreter may take to import torch (a laptop's cold disk)
-# Native thread pools stay at one thread, as torch.set_num_threads(1) does.
-THREADS_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-               "VECLIB_MAXIMUM_THREADS": "1"}
 PROCESS_CAP = 64       # processes in a worker's job (Windows)
 
 
@@ -232,7 +229,7 @@ class SpawnZygote:
         return self
 
     def _env(self) -> dict:
-        return {**os.environ, **THREADS_ENV}
+        return {**os.environ, **ONE_THREAD_ENV}
 
     def _top_up(self) -> None:
         while len(self._ready) < self.size:

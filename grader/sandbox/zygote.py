@@ -39,7 +39,7 @@ from grader.sandbox.clock import CallClock
 from grader.sandbox.failures import NoProcess, Overloaded, WorkerDied, WorkerTimeout, ZygoteGone
 from grader.sandbox.framing import FrameReader, MalformedFrame, frame_kind, send_frame
 from grader.sandbox.isolation import BUBBLEWRAP, CONTAINER, PRACTICE, IsolationUnavailable
-from grader.sandbox.limits import DEFAULT_LIMITS, MAX_ANSWER_BYTES
+from grader.sandbox.limits import DEFAULT_LIMITS, MAX_ANSWER_BYTES, ONE_THREAD_ENV
 
 __all__ = ["Zygote", "Worker"]
 
@@ -291,8 +291,8 @@ def _fresh_env() -> dict:
     from grader.model.paths import PACKAGE_DIR
 
     keep = {k: os.environ[k] for k in ("PATH", "LANG", "LC_ALL", "SYSTEMROOT") if k in os.environ}
-    return {**keep, "PYTHONPATH": str(PACKAGE_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1",
-            "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "HOME": "/tmp", "TMPDIR": "/tmp"}
+    return {**keep, "PYTHONPATH": str(PACKAGE_DIR.parent), "PYTHONDONTWRITEBYTECODE": "1", **ONE_THREAD_ENV,
+            "HOME": "/tmp", "TMPDIR": "/tmp"}
 
 
 class Worker:
