@@ -22,6 +22,9 @@ from grader.model.fingerprint import answers_fingerprint
 # the longest one process waits for another computing the same exercise's answers (ex12's
 # training takes seconds; a process stopped while it held the lock does not stop the others)
 LOCK_WAIT = 120.0
+# An answer that took this long is kept on disk, the next run reads it (ex06's on the corpus):
+# far above what reading it back costs. Only those past `AnswerStore.min_seconds` are slow ones.
+KEEP_SECONDS = 0.05
 
 
 def load_module_from(folder: Path, module_name: str, as_name: str | None = None) -> types.ModuleType:
@@ -38,17 +41,21 @@ def load_module_from(folder: Path, module_name: str, as_name: str | None = None)
 
 
 class AnswerStore:
-    """Reference answers that were slow to compute (ex12's training), kept on disk.
+    """Reference answers that took time to compute, kept on disk: those past `keep_seconds`
+    (ex06's on the corpus), among them the slow ones, past `min_seconds` (ex12's training),
+    whose known mistakes' answers a batch computes ahead (`grader.cohort.warmup`).
 
     An answer is filed under the call's key and a fingerprint of everything it depends on
     (the solution, the probes, the mistakes, torch's version), so a changed solution or
     probe never reads a stale answer. Files are read with `wire.decode`.
     """
 
-    def __init__(self, folder: Path, fingerprint: str, min_seconds: float = 1.0):
+    def __init__(self, folder: Path, fingerprint: str, min_seconds: float = 1.0,
+                 keep_seconds: float = KEEP_SECONDS):
         self.folder = Path(folder)
         self.fingerprint = fingerprint
         self.min_seconds = min_seconds
+        self.keep_seconds = min(keep_seconds, min_seconds)
         self._unlocked = False  # no lock could be had once: none is waited for again
         self._locks: dict = {}  # (process, exercise) -> its lock, one object so that a nested hold counts
 
@@ -109,21 +116,27 @@ class AnswerStore:
             lock.release()
 
     def get(self, key: str) -> Observation | None:
+        kept = self.read(key)
+        return None if kept is None else kept[0]
+
+    def read(self, key: str) -> tuple[Observation, bool] | None:
+        """The answer kept under `key` and whether it is a slow one; None if none is."""
         import grader.sandbox.wire as wire
 
         try:
-            return Observation.from_answer(wire.decode(self._path(key).read_bytes()))
-        except (OSError, wire.DecodeError):
+            answer = wire.decode(self._path(key).read_bytes())
+            return Observation.from_answer(answer), answer.get("slow", True) is not False
+        except (OSError, wire.DecodeError, AttributeError):
             return None
 
-    def put(self, key: str, obs: Observation) -> None:
-        """Keep `obs` under `key` (which answers are worth keeping, `Reference` decides: those
-        that took `min_seconds` or more, and those read from a run one of them made)."""
+    def put(self, key: str, obs: Observation, slow: bool = True) -> None:
+        """Keep `obs` under `key`, a slow answer or not (which answers are worth keeping and which
+        are slow, `Reference` decides)."""
         import grader.sandbox.wire as wire
 
         try:
             self._write(self._path(key), wire.encode({"ok": obs.ok, "value": obs.value, "error": obs.error,
-                                                      "output": obs.output}))
+                                                      "output": obs.output, "slow": slow}))
         except OSError:
             pass  # no cache: slower, not wrong
 
@@ -161,31 +174,34 @@ class Reference:
         self._cache: dict[str, Observation] = {}
         self._mistake_cache: dict[tuple[str, str], Observation] = {}
         self._store = store
-        self.slow_calls: list[Call] = []  # the calls whose answers are slow enough to keep on disk
+        self.slow_calls: list[Call] = []  # the calls whose answers were slow (AnswerStore.min_seconds)
 
     def _compute(self, key: str, subject: InProcessSubject, a_call: Call) -> tuple[Observation, bool]:
-        """The observation, and whether it is a slow one (kept on disk, or read from there)."""
+        """The observation, and whether it is a slow one (computed here, or read from disk)."""
         if self._store is None:
             return self._computed(key, subject, a_call)
-        stored = self._store.get(key)
+        stored = self._store.read(key)
         if stored is not None:
-            return stored, True
+            return stored
         with self._store.computing(self.exercise_id):
-            stored = self._store.get(key)  # kept by another process while this one waited
+            stored = self._store.read(key)  # kept by another process while this one waited
             if stored is not None:
-                return stored, True
+                return stored
             return self._computed(key, subject, a_call)
 
     def _computed(self, key: str, subject: InProcessSubject, a_call: Call) -> tuple[Observation, bool]:
         start = time.monotonic()
         obs = subject.observe(a_call)
         seconds = time.monotonic() - start
-        slow = self._store is not None and seconds >= self._store.min_seconds
-        if self._store is not None and (slow or self.slow_calls):
-            # after a slow answer, the calls that read the same run (ex12's table after the
-            # training whose history came first) are quick here only because that run is kept
-            # in this process: on disk too, or the next process trains again
-            self._store.put(key, obs)
+        if self._store is None:
+            return obs, False
+        slow = seconds >= self._store.min_seconds
+        # after a slow answer, the calls that read the same run (ex12's table after the training
+        # whose history came first) are quick here only because that run is kept in this
+        # process: on disk too, as slow ones, or the next process trains again
+        slow_run = slow or bool(self.slow_calls)
+        if slow_run or seconds >= self._store.keep_seconds:
+            self._store.put(key, obs, slow=slow_run)
         return obs, slow
 
     @property
@@ -224,7 +240,7 @@ class LiveReferences:
         self.course = course
         self.cache_dir = cache_dir
         self.use_disk = use_disk
-        self.slow_seconds = slow_seconds  # an answer that took this long is kept on disk
+        self.slow_seconds = slow_seconds  # an answer that took this long is a slow one (AnswerStore)
         self._refs: dict[str, Reference] = {}
         # `answers_fingerprint(course)`, given by a caller that has it (`grade batch`: once for
         # every judge) or computed on first use: it digests the whole grader package, the same

@@ -106,6 +106,34 @@ def test_an_answer_read_from_a_slow_run_is_kept_with_it(tmp_path, monkeypatch):
     assert computed == [] and again == history and bool((table_again["weight"] == table["weight"]).all())
 
 
+def test_an_answer_worth_keeping_but_not_slow_is_read_back_as_not_slow(tmp_path, monkeypatch):
+    """An answer past `keep_seconds` but under `min_seconds` (ex06's on the corpus) is kept on
+    disk, and the next process reads it instead of computing it; it is not a slow one there
+    either, so a batch's warm-up computes no known mistake's answer to it."""
+    from grader.judge import probe
+    from grader.judge.references import AnswerStore, Reference, load_module_from
+    from grader.judge.subjects import InProcessSubject
+    from tests.corpus import FILE
+
+    (tmp_path / "quick_ex12.py").write_text(SLOW_TRAINING.replace("time.sleep(1.2)", "time.sleep(0.3)"),
+                                            encoding="utf-8")
+    a_call = probe("ex12.history", str(FILE))
+
+    def answer(module_name):
+        module = load_module_from(tmp_path, "quick_ex12", module_name)
+        store = AnswerStore(tmp_path / "answers", "fp", min_seconds=1.0, keep_seconds=0.1)
+        reference = Reference("ex12", module, mistakes=[], store=store)
+        return reference.observe(a_call).value, reference.slow_calls, store
+
+    history, slow, store = answer("quick_ex12_first")
+    assert slow == [] and store.read(a_call.key()) == (store.get(a_call.key()), False)
+    computed = []
+    real = InProcessSubject.observe
+    monkeypatch.setattr(InProcessSubject, "observe", lambda self, a_call: computed.append(a_call) or real(self, a_call))
+    again, slow_again, _ = answer("quick_ex12_second")
+    assert computed == [] and again == history and slow_again == []
+
+
 def test_the_fingerprint_reads_torchs_version_without_importing_it():
     import subprocess
     import sys
