@@ -67,6 +67,19 @@ def pytest_configure(config):
         load_judge()
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    """The test modules are loaded with the garbage collector paused, then what the session has
+    loaded is frozen, as the kit's own judge freezes what it loaded (grader.run.startup): it
+    lives until the session ends, and no collection in a test walks it again."""
+    from grader.run.startup import freeze_loaded
+    from grader.sandbox.preload import collector_paused
+
+    with collector_paused():
+        yield
+    freeze_loaded()
+
+
 def _distributes(config) -> bool:
     """Whether this process is pytest-xdist's controller (`-n N`, N > 0): it hands the tests to
     its workers, which have `workerinput`, and runs none itself."""

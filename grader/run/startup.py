@@ -114,12 +114,11 @@ def start_zygote(course: Course | None = None, tier: str = "practice", *, unseen
     from grader.judge.draws import claim_secret, no_secret
     from grader.sandbox import IsolationUnavailable, Zygote
     from grader.sandbox.isolation import BUBBLEWRAP, CONTAINER, PRACTICE
+    from grader.sandbox.preload import load_torch
 
     if tier == PRACTICE:
         no_secret()
-        import torch  # noqa: F401  (the zygote inherits it)
-
-        torch.set_num_threads(1)
+        load_torch()  # the zygote inherits it
         return Zygote(PRACTICE).start()
     claim_secret(course)
     hidden = [*secret_paths(course), *map(str, unseen)]
@@ -156,10 +155,11 @@ def worker_uid(slot: int) -> int:
 
 def load_judge() -> None:
     """Load the judge's side after the zygote: torch on one thread, pytest and the plugin."""
-    import torch
+    from grader.sandbox.preload import collector_paused, load_torch
 
-    torch.set_num_threads(1)  # one thread is never slower at these sizes
-    import grader.run.session  # noqa: F401  (pytest, the plugin, the judge)
+    with collector_paused():
+        load_torch()
+        import grader.run.session  # noqa: F401  (pytest, the plugin, the judge)
 
 
 def freeze_loaded() -> None:

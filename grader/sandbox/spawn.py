@@ -18,6 +18,7 @@ Nothing here calls fork, killpg, setpgid, select or signal.SIGALRM, or reads /pr
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -44,14 +45,12 @@ def _take_stdio() -> PipePair:
 
 def _warm() -> None:
     """What every worker needs, imported before the limits arrive (the pool waits meanwhile)."""
-    import torch
+    from grader.sandbox.preload import collector_paused, load_worker_side
 
-    torch.set_num_threads(1)  # one thread is never slower at these sizes
-    import grader.probes.common  # noqa: F401
-    import grader.sandbox.worker  # noqa: F401
-    from grader.probes import import_all
-
-    import_all()
+    with collector_paused():
+        load_worker_side()
+        import grader.sandbox.worker  # noqa: F401
+    gc.freeze()  # what is loaded now lives as long as the worker: its collections never walk it
 
 
 def main() -> None:

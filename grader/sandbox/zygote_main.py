@@ -128,13 +128,10 @@ def zygote_main(sock: socket.socket, config: dict) -> None:
     # what a worker's processes leave when their parent ends comes here, not to the machine's
     # init: reaped, its CPU time counted with the student's (grader.sandbox.clock)
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    import torch
-
-    torch.set_num_threads(1)  # one thread is never slower at these sizes
-    from grader.probes import import_all
+    from grader.sandbox.preload import load_worker_side
     from grader.sandbox.worker import forget_exercise_modules
 
-    import_all()
+    load_worker_side()
     if forget_exercise_modules():
         gc.collect()
     # What is loaded now lives as long as every worker: their garbage collections never walk it.
