@@ -137,9 +137,10 @@ def run_mutants(course: Course, ids: list[str], *, most: int | None = None, budg
                 echo=click.echo) -> list[ExerciseMutants]:
     """`grade check --mutants`: each exercise's summary and survivors, then the table."""
     from grader.judge.references import LiveReferences
-    from grader.run.startup import load_judge
+    from grader.run.startup import freeze_loaded, load_judge
 
     load_judge()
+    freeze_loaded()
     references = LiveReferences(course)
     reports = []
     for ex_id in ids:

@@ -156,10 +156,11 @@ def self_checks(course: Course, ids: list[str], references, zygote, *,
 
 def run_selfcheck(course: Course, lang: str = "zh", only: list[str] | None = None, echo=click.echo) -> int:
     from grader.judge.references import LiveReferences
-    from grader.run.startup import load_judge, start_zygote
+    from grader.run.startup import freeze_loaded, load_judge, start_zygote
 
     zygote = start_zygote(course, lang=lang)
     load_judge()
+    freeze_loaded()
 
     ids = only or [e.id for e in course.exercises]
     for ex_id in ids:
