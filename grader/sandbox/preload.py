@@ -8,7 +8,7 @@ spawned worker) pauses it meanwhile, then freezes what it loaded when it is read
 (`gc.freeze`: no later collection walks it either).
 
     torch = load_torch()          # the judge, before the practice tier's zygote is forked
-    load_worker_side()            # a zygote or a spawned worker: torch and every probe
+    load_worker_side()            # a zygote or a spawned worker: torch, the probes, the worker loop
     with collector_paused():      # anything else loaded once, at start-up
         import grader.run.session
 """
@@ -44,9 +44,11 @@ def load_torch():
 
 
 def load_worker_side() -> None:
-    """torch and every exercise's probes: what each worker needs before a submission arrives."""
+    """torch, every exercise's probes and the worker's loop: what each worker needs before a
+    submission arrives."""
     with collector_paused():
         load_torch()
+        import grader.sandbox.worker  # noqa: F401
         from grader.probes import import_all
 
         import_all()

@@ -45,11 +45,9 @@ def _take_stdio() -> PipePair:
 
 def _warm() -> None:
     """What every worker needs, imported before the limits arrive (the pool waits meanwhile)."""
-    from grader.sandbox.preload import collector_paused, load_worker_side
+    from grader.sandbox.preload import load_worker_side
 
-    with collector_paused():
-        load_worker_side()
-        import grader.sandbox.worker  # noqa: F401
+    load_worker_side()
     gc.freeze()  # what is loaded now lives as long as the worker: its collections never walk it
 
 

@@ -34,5 +34,6 @@ def test_loading_the_worker_side_leaves_torch_on_one_thread_the_probes_loaded_an
     try:
         load_worker_side()
         assert gc.isenabled() and torch.get_num_threads() == 1 and "grader.probes.common" in sys.modules
+        assert "grader.sandbox.worker" in sys.modules
     finally:
         torch.set_num_threads(threads)
