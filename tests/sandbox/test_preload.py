@@ -26,14 +26,22 @@ def test_the_collector_is_paused_inside_and_as_it_was_after(enabled):
         gc.enable() if was else gc.disable()
 
 
-def test_loading_the_worker_side_leaves_torch_on_one_thread_the_probes_loaded_and_the_collector_on():
-    """What a zygote or a spawned worker runs first."""
+def test_loading_the_worker_side_leaves_torch_on_one_thread_the_probes_loaded_and_the_collector_on(monkeypatch):
+    """What a zygote or a spawned worker runs first. This process has loaded all of it already
+    (the test session starts as a judge): the threads are set back to two, the worker's loop is
+    taken out of sys.modules and the probes' loading is recorded, so each must be done again."""
     import torch
 
+    import grader.probes
+
     threads = torch.get_num_threads()
+    loaded = []
+    monkeypatch.setattr(grader.probes, "import_all", lambda: loaded.append("probes"))
+    monkeypatch.delitem(sys.modules, "grader.sandbox.worker")
     try:
+        torch.set_num_threads(2)
         load_worker_side()
-        assert gc.isenabled() and torch.get_num_threads() == 1 and "grader.probes.common" in sys.modules
-        assert "grader.sandbox.worker" in sys.modules
+        assert gc.isenabled() and torch.get_num_threads() == 1
+        assert loaded == ["probes"] and "grader.sandbox.worker" in sys.modules
     finally:
         torch.set_num_threads(threads)
